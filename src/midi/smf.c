@@ -1,0 +1,1 @@
+/* smf.c: Standard MIDI File reader and writer (being written). */

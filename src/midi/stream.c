@@ -1,0 +1,1 @@
+/* stream.c: live MIDI byte-stream parser (being written). */
