@@ -1,0 +1,188 @@
+"""model.py: the reference Music Transformer (relative self-attention) in PyTorch.
+
+This is the model the C engine (src/model/) must reproduce number for number.
+Every architectural choice is written down in models/FORMAT.md; change one
+here and the engine, the exporter and that file change with it.
+
+Architecture (pre-LayerNorm decoder-only Transformer):
+  x = emb[tokens]                                  no absolute timing signal
+  for each layer:
+      h = LN1(x);  q, k, v = h Wq^T, h Wk^T, h Wv^T  (no bias)
+      per head: logits = (q k^T + S_rel) / sqrt(d_head), causal mask, softmax
+      S_rel[i, j] = q_i . E_r[i - j]  for 0 <= i - j < max_rel, else 0
+      x = x + (attn) Wo^T                           (no bias)
+      x = x + W2 GELU(W1 LN2(x) + b1) + b2          (exact erf GELU)
+  logits = LN_f(x) emb^T                           (output tied to the embedding)
+"""
+
+import math
+from dataclasses import dataclass, asdict
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class ModelConfig:
+    vocab_size: int = 310        # mt310 layout (PAD=0, EOS=1, ...)
+    vocab_name: str = "mt310"
+    n_layers: int = 6
+    d_model: int = 512
+    n_heads: int = 8
+    d_ff: int = 2048
+    max_rel: int = 1024          # relative distances >= max_rel add zero
+    context: int = 2048          # the longest window the model is run on
+    dropout: float = 0.1
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def relative_logits_skew(q: torch.Tensor, er: torch.Tensor) -> torch.Tensor:
+    """S_rel by the skewing trick, O(L*D) extra memory (no L x L x D tensor).
+
+    q:  (B, H, L, dh) queries;  er: (H, M, dh), er[:, d] for distance d.
+    Returns (B, H, L, L) with out[..., i, j] = q_i . er[i - j] for
+    0 <= i - j < M, and 0 for i - j >= M; entries with j > i are garbage
+    (the caller masks them).
+    """
+    B, H, L, dh = q.shape
+    m = min(L, er.shape[1])
+    # Rows of e are relative positions -(L-1) .. 0, i.e. distance L-1-r.
+    e = er[:, :m].flip(1)
+    if m < L:
+        e = F.pad(e, (0, 0, L - m, 0))           # distances >= max_rel: zero
+    rel = torch.einsum("bhld,hmd->bhlm", q, e)   # (B, H, L, L), column r: distance L-1-r
+    rel = F.pad(rel, (1, 0))                     # (B, H, L, L+1)
+    rel = rel.reshape(B, H, L + 1, L)[:, :, 1:, :]
+    return rel
+
+
+def relative_logits_plain(q: torch.Tensor, er: torch.Tensor) -> torch.Tensor:
+    """The naive twin of relative_logits_skew: gathers an L x L x dh tensor.
+
+    Only for tests on short sequences; same contract as the skewed form,
+    except that entries with j > i are 0.
+    """
+    B, H, L, dh = q.shape
+    M = er.shape[1]
+    i = torch.arange(L).view(L, 1)
+    j = torch.arange(L).view(1, L)
+    dist = i - j                                          # (L, L)
+    valid = (dist >= 0) & (dist < M)
+    idx = dist.clamp(0, M - 1)
+    e = er[:, idx]                                        # (H, L, L, dh)
+    rel = torch.einsum("bhid,hijd->bhij", q, e)
+    return rel * valid.to(q.dtype)
+
+
+class RelativeSelfAttention(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        d = cfg.d_model
+        self.wq = nn.Linear(d, d, bias=False)
+        self.wk = nn.Linear(d, d, bias=False)
+        self.wv = nn.Linear(d, d, bias=False)
+        self.wo = nn.Linear(d, d, bias=False)
+        # One relative-embedding table per head, indexed by distance 0..max_rel-1.
+        self.er = nn.Parameter(torch.randn(cfg.n_heads, cfg.max_rel, cfg.d_head) * 0.02)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: torch.Tensor, rel_impl: str = "skew") -> torch.Tensor:
+        B, L, d = x.shape
+        H, dh = self.cfg.n_heads, self.cfg.d_head
+        q = self.wq(x).view(B, L, H, dh).transpose(1, 2)   # (B, H, L, dh)
+        k = self.wk(x).view(B, L, H, dh).transpose(1, 2)
+        v = self.wv(x).view(B, L, H, dh).transpose(1, 2)
+        if rel_impl == "skew":
+            rel = relative_logits_skew(q, self.er)
+        elif rel_impl == "plain":
+            rel = relative_logits_plain(q, self.er)
+        else:
+            raise ValueError(f"unknown rel_impl {rel_impl!r}")
+        logits = (q @ k.transpose(-2, -1) + rel) / math.sqrt(dh)
+        causal = torch.ones(L, L, dtype=torch.bool, device=x.device).triu(1)
+        logits = logits.masked_fill(causal, float("-inf"))
+        att = self.drop(torch.softmax(logits, dim=-1))
+        y = (att @ v).transpose(1, 2).reshape(B, L, d)
+        return self.wo(y)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(cfg.d_model, eps=1e-5)
+        self.attn = RelativeSelfAttention(cfg)
+        self.ln2 = nn.LayerNorm(cfg.d_model, eps=1e-5)
+        self.ff1 = nn.Linear(cfg.d_model, cfg.d_ff)
+        self.ff2 = nn.Linear(cfg.d_ff, cfg.d_model)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: torch.Tensor, rel_impl: str = "skew") -> torch.Tensor:
+        x = x + self.drop(self.attn(self.ln1(x), rel_impl))
+        x = x + self.drop(self.ff2(F.gelu(self.ff1(self.ln2(x)))))
+        return x
+
+
+class MusicTransformer(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        assert cfg.d_model % cfg.n_heads == 0, "d_model must be a multiple of n_heads"
+        self.cfg = cfg
+        self.emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.ln_f = nn.LayerNorm(cfg.d_model, eps=1e-5)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.apply(self._init)
+
+    @staticmethod
+    def _init(m: nn.Module) -> None:
+        if isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, std=0.02)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Embedding):
+            nn.init.normal_(m.weight, std=0.02)
+
+    def forward(self, tokens: torch.Tensor, rel_impl: str = "skew") -> torch.Tensor:
+        """tokens (B, L) int64 -> logits (B, L, vocab_size) for the next event."""
+        x = self.drop(self.emb(tokens))
+        for blk in self.blocks:
+            x = blk(x, rel_impl)
+        return self.ln_f(x) @ self.emb.weight.t()
+
+    def n_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+def sequence_nll(model: MusicTransformer, tokens: torch.Tensor, pad_id: int = 0) -> tuple:
+    """Summed next-event NLL (nats) and the number of predicted events for a
+    batch (B, L): each position predicts the next; PAD targets are skipped."""
+    logits = model(tokens[:, :-1])
+    target = tokens[:, 1:]
+    nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), target.reshape(-1),
+                          ignore_index=pad_id, reduction="sum")
+    count = int((target != pad_id).sum())
+    return nll, count
+
+
+def eval_windows(n_tokens: int, context: int) -> list:
+    """How a long sequence is scored, the same in PyTorch and in `continuo eval`:
+    consecutive windows of at most context+1 tokens that overlap by one token,
+    [0, C], [C, 2C], ...; in each window every token after the first is
+    predicted from the ones before it inside the window. So every token but
+    the sequence's first is predicted exactly once, with 1..C tokens of
+    history. Returns (start, end) pairs, end exclusive, each of length >= 2."""
+    out = []
+    start = 0
+    while start + 1 < n_tokens:
+        end = min(start + context + 1, n_tokens)
+        out.append((start, end))
+        start = end - 1
+    return out
