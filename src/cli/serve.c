@@ -1,12 +1,70 @@
-/* serve.c: `continuo serve` (not written yet). */
+/* serve.c: `continuo serve`: read the config, then run the service loop. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/commands.h"
+#include "daemon/config.h"
+#include "daemon/loop.h"
+#include "util/log.h"
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "usage: continuo serve [--config FILE] [--set KEY=VALUE ...] [options]\n"
+        "\n"
+        "Listens to MIDI input and answers each phrase with a continuation\n"
+        "from the model (see continuo(1) and config/continuo.conf).\n"
+        "\n"
+        "  --config FILE     settings (default: the XDG places, else built-in)\n"
+        "  --set KEY=VALUE   override one setting (repeatable)\n"
+        "  --check           read the config, report problems, and exit\n"
+        "  --dump-config     print the documented default config and exit\n"
+        "  -v, --verbose     log more\n");
+}
 
 int cmd_serve(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "continuo: 'serve' is not implemented yet\n");
-    return 2;
+    config cfg;
+    char found[CONFIG_STR_MAX];
+    const char *path = NULL;
+    int check_only = 0;
+
+    config_defaults(&cfg);
+    /* First pass: the config file, so --set overrides it whatever the order. */
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--dump-config") == 0) {
+            config_write_doc(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+            path = argv[++i];
+        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
+            i++;
+        } else if (strcmp(argv[i], "--check") == 0) {
+            check_only = 1;
+        } else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0) {
+            log_set_level(LOG_LEVEL_DEBUG);
+        } else {
+            fprintf(stderr, "continuo serve: unknown or incomplete option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!path && config_find_file(found, sizeof found))
+        path = found;
+    if (path && config_load_file(&cfg, path) < 0)
+        return 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--config") == 0)
+            i++;
+        else if (strcmp(argv[i], "--set") == 0 && config_set_arg(&cfg, argv[++i]) < 0)
+            return 2;
+    }
+    if (check_only) {
+        printf("%s: ok\n", path ? path : "(built-in defaults)");
+        return 0;
+    }
+    return daemon_run(&cfg, path) < 0 ? 1 : 0;
 }

@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Limits against hostile files: a file with more is rejected. */
+#define SMF_MAX_EVENTS  (1u << 23)  /* channel events in all tracks together */
+#define SMF_MAX_TEMPOS  (1u << 20)  /* tempo (FF 51) events */
+
 /* One channel-voice message on the file's merged time line. */
 typedef struct smf_event {
     double   time;      /* seconds from the start of the file (tempo map applied) */
@@ -22,28 +26,43 @@ typedef struct smf_tempo {
     uint32_t usec_per_quarter;
 } smf_tempo;
 
+/* One MTrk chunk as read. */
+typedef struct smf_track {
+    char    *name;              /* first track name (FF 03), non-printable bytes
+                                   shown as '?'; NULL if none; owned */
+    size_t   n_events;          /* channel events in this track */
+    uint32_t end_tick;          /* tick of its end-of-track (or last event) */
+} smf_track;
+
 /* A file as read: every channel message of every track, merged by time
- * (stable: ties keep track order, then file order). SysEx and meta events
- * other than tempo, end-of-track and track name are skipped. */
+ * (stable: ties keep track order, then file order). The tempo map is global:
+ * a tempo event in any track applies to all. SysEx and meta events other
+ * than tempo, end-of-track and track name are skipped. Running status is
+ * kept across meta and SysEx events (as many writers expect). */
 typedef struct smf {
     int        format;          /* 0 or 1 */
-    int        n_tracks;
+    int        n_tracks;        /* MTrk chunks read */
+    smf_track *tracks;          /* n_tracks; owned */
     int        division;        /* ticks per quarter note; 0 when SMPTE */
     int        smpte_fps;       /* 24, 25, 29 (29.97) or 30 when SMPTE, else 0 */
     int        smpte_ticks_per_frame;
     smf_event *events;          /* n_events, sorted by time; owned */
     size_t     n_events;
-    smf_tempo *tempos;          /* n_tempos, by tick; owned */
+    smf_tempo *tempos;          /* n_tempos, by tick (one per tick: the last
+                                   in file order wins); owned */
     size_t     n_tempos;
     double     duration;        /* seconds to the last event or end-of-track */
     int        n_warnings;      /* recoverable problems, each already logged */
+    char      *warnings;        /* their text, one per line (the first few);
+                                   NULL if none; owned */
 } smf;
 
 /* Reads PATH. On a bad file logs one line "PATH: byte N: what was wrong"
- * and returns -1 (OUT left empty). Recoverable problems (missing
- * end-of-track, ...) are logged as warnings and counted in n_warnings. */
+ * and returns -1 (OUT left empty, nothing to free). Recoverable problems
+ * (missing end-of-track, trailing garbage, ...) are logged as warnings and
+ * counted in n_warnings. On success the caller frees OUT with smf_free. */
 int smf_read_file(const char *path, smf *out);
-/* The same for a file already in memory; NAME is used in messages. */
+/* The same for a file already in memory (borrowed); NAME is used in messages. */
 int smf_read_mem(const uint8_t *data, size_t len, const char *name, smf *out);
 void smf_free(smf *f);
 
@@ -54,9 +73,12 @@ typedef struct smf_track_out {
     size_t           n_events;
 } smf_track_out;
 
-/* Writes a format 1 file (format 0 when n_tracks == 1 is not required)
- * with division 500 and tempo 120 bpm, so one tick is exactly 1 ms.
- * Written all or nothing (temp file + rename); logs and returns -1 on error. */
+/* Writes a format 1 file with division 500 and tempo 120 bpm (500000 us per
+ * quarter), so one tick is exactly 1 ms: a tempo track first, then one track
+ * per TRACKS entry, each event at tick lround(time * 1000). Events must be
+ * channel messages (status 0x80..0xEF, data < 0x80) in time order with
+ * 0 <= time < 268435 s. Written all or nothing (temp file + rename); logs
+ * and returns -1 on error. */
 int smf_write_file(const char *path, const smf_track_out *tracks, int n_tracks);
 
 #endif

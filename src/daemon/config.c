@@ -1,0 +1,434 @@
+/* config.c: the option table of `continuo serve`, its parser and its documentation. */
+#include "daemon/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "util/fileio.h"
+#include "util/log.h"
+
+#define OFF(f) offsetof(config, f)
+#define CC_HELP(what) "Controller number (0..127) that " what "; -1 turns it off."
+
+/* The one table: add an option here and everything else follows (parser,
+ * `set`/`get`, --set, the documented config file and its test). */
+const option_def config_options[] = {
+    { "model", OPT_STRING, "", 0, 0, NULL, 0, OFF(model),
+      "Model file (a Music Transformer exported by the engine's tools).\n"
+      "Empty: the model installed with continuo." },
+    { "input", OPT_STRING, "alsa", 0, 0, NULL, 0, OFF(input),
+      "Where the player's MIDI comes from, comma-separated:\n"
+      "  alsa             an ALSA sequencer port continuo:in\n"
+      "  portmidi:NAME    a PortMidi input device by name\n"
+      "  raw:PATH         a raw MIDI byte stream: /dev/snd/midiC1D0 or a FIFO\n"
+      "  fifo:PATH        the same (the FIFO is created when missing)\n"
+      "  null             nothing (control socket only)" },
+    { "input_connect", OPT_STRING, "", 0, 0, NULL, 0, OFF(input_connect),
+      "ALSA source ports connected to continuo:in, comma-separated\n"
+      "(client names or client:port); reconnected when they come back." },
+    { "output", OPT_STRING, "fluidsynth", 0, 0, NULL, 0, OFF(output),
+      "Where the continuation (and MIDI thru) goes, comma-separated:\n"
+      "  fluidsynth       the built-in synthesizer (soundfont, audio_driver)\n"
+      "  alsa             an ALSA sequencer port continuo:out, for DAWs\n"
+      "  portmidi:NAME    a PortMidi output device by name\n"
+      "  raw:PATH         raw MIDI bytes to a device, file or FIFO\n"
+      "  none             no sound (the recording still works)" },
+    { "soundfont", OPT_STRING, "/usr/share/sounds/sf2/default-GM.sf2", 0, 0, NULL, 0, OFF(soundfont),
+      "SoundFont for the fluidsynth output (the system General MIDI one)." },
+    { "audio_driver", OPT_ENUM, "alsa", 0, 0, "alsa|pulseaudio|file", 0, OFF(audio_driver),
+      "Audio driver of the fluidsynth output; file writes audio_file (headless)." },
+    { "audio_file", OPT_STRING, "continuo.wav", 0, 0, NULL, 0, OFF(audio_file),
+      "WAV file written by audio_driver = file." },
+    { "on_missing_soundfont", OPT_ENUM, "error", 0, 0, "error|midi-only", 0, OFF(on_missing_soundfont),
+      "When the soundfont or audio device cannot be opened: error (refuse to\n"
+      "start) or midi-only (go on with the other outputs)." },
+    { "recording", OPT_STRING, "", 0, 0, NULL, 1, OFF(recording),
+      "Session recording (MIDI file: player and model on separate tracks)\n"
+      "written when the service stops; empty: none (`continuo ctl save FILE`\n"
+      "still works)." },
+    { "control_socket", OPT_STRING, "", 0, 0, NULL, 0, OFF(control_socket),
+      "Control socket; empty: $XDG_RUNTIME_DIR/continuo/ctl." },
+    { "phrase_silence_ms", OPT_INT, "800", 50, 10000, NULL, 1, OFF(phrase_silence_ms),
+      "Silence (nothing held, pedal up) that ends the player's phrase, in ms." },
+    { "response_seconds", OPT_DOUBLE, "8", 0.5, 120, NULL, 1, OFF(response_seconds),
+      "Longest continuation, in seconds." },
+    { "response_events", OPT_INT, "512", 1, 8192, NULL, 1, OFF(response_events),
+      "Longest continuation, in model events (whichever limit comes first)." },
+    { "temperature", OPT_DOUBLE, "1", 0.05, 4, NULL, 1, OFF(temperature),
+      "Sampling temperature." },
+    { "top_p", OPT_DOUBLE, "0.95", 0.01, 1, NULL, 1, OFF(top_p),
+      "Nucleus sampling: keep the most likely events up to this probability." },
+    { "top_k", OPT_INT, "0", 0, 1000, NULL, 1, OFF(top_k),
+      "Keep only the k most likely events; 0 turns it off." },
+    { "min_p", OPT_DOUBLE, "0", 0, 1, NULL, 1, OFF(min_p),
+      "Drop events less likely than min_p times the most likely; 0 turns it off." },
+    { "seed", OPT_INT, "0", 0, 2147483647, NULL, 1, OFF(seed),
+      "Random seed of the sampler; 0 picks one from the clock." },
+    { "cc_handover", OPT_INT, "20", -1, 127, NULL, 1, OFF(cc_handover),
+      CC_HELP("hands over to the model at once (value >= 64)") },
+    { "cc_temperature", OPT_INT, "21", -1, 127, NULL, 1, OFF(cc_temperature),
+      CC_HELP("sets the temperature (0..127 -> 0.1..2.0)") },
+    { "cc_top_p", OPT_INT, "22", -1, 127, NULL, 1, OFF(cc_top_p),
+      CC_HELP("sets top_p (0..127 -> 0.05..1.0)") },
+    { "cc_panic", OPT_INT, "23", -1, 127, NULL, 1, OFF(cc_panic),
+      CC_HELP("is panic (value >= 64): all notes off, drop what is queued") },
+    { "cc_reroll", OPT_INT, "24", -1, 127, NULL, 1, OFF(cc_reroll),
+      CC_HELP("re-rolls the last response (value >= 64)") },
+    { "cc_length", OPT_INT, "25", -1, 127, NULL, 1, OFF(cc_length),
+      CC_HELP("sets response_seconds (0..127 -> 1..30 s)") },
+    { "midi_thru", OPT_BOOL, "yes", 0, 0, NULL, 1, OFF(midi_thru),
+      "Send the player's notes to the outputs too." },
+    { "model_channel", OPT_INT, "1", 1, 16, NULL, 1, OFF(model_channel),
+      "MIDI channel of the continuation." },
+    { "max_held_notes", OPT_INT, "24", 1, 128, NULL, 1, OFF(max_held_notes),
+      "Most model notes sounding at once; further note-ons are dropped." },
+    { "max_note_ms", OPT_INT, "5000", 100, 60000, NULL, 1, OFF(max_note_ms),
+      "Longest model note, in ms: a note held longer is ended (no stuck notes)." },
+    { "lookahead_ms", OPT_INT, "10", 0, 500, NULL, 1, OFF(lookahead_ms),
+      "Time from the phrase end to the start of the continuation's time line,\n"
+      "in ms: the generator's head start, so later events are never late." },
+    { "context_events", OPT_INT, "1024", 16, 65536, NULL, 0, OFF(context_events),
+      "Model events kept as context (the oldest are forgotten beyond it)." },
+};
+const size_t config_n_options = sizeof config_options / sizeof config_options[0];
+
+const option_def *config_find(const char *name)
+{
+    for (size_t i = 0; i < config_n_options; i++)
+        if (strcmp(config_options[i].name, name) == 0)
+            return &config_options[i];
+    return NULL;
+}
+
+static int enum_index(const char *choices, const char *value)
+{
+    size_t n = strlen(value);
+    int idx = 0;
+    for (const char *p = choices; ; idx++) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, value, n) == 0)
+            return idx;
+        if (!bar)
+            return -1;
+        p = bar + 1;
+    }
+}
+
+const char *config_enum_name(const option_def *opt, int index, char *buf, size_t len)
+{
+    const char *p = opt->choices;
+    for (int i = 0; i < index && p; i++) {
+        p = strchr(p, '|');
+        if (p)
+            p++;
+    }
+    if (!p) {
+        snprintf(buf, len, "?");
+        return buf;
+    }
+    const char *bar = strchr(p, '|');
+    int n = bar ? (int)(bar - p) : (int)strlen(p);
+    snprintf(buf, len, "%.*s", n, p);
+    return buf;
+}
+
+static int parse_bool(const char *v)
+{
+    static const char *const yes[] = { "yes", "true", "on", "1" };
+    static const char *const no[] = { "no", "false", "off", "0" };
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0)
+            return 1;
+        if (strcasecmp(v, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+int config_set(config *c, const option_def *opt, const char *value, char *why, size_t whylen)
+{
+    char *field = (char *)c + opt->offset;
+    char *end;
+    switch (opt->type) {
+    case OPT_STRING:
+        if (strlen(value) >= CONFIG_STR_MAX) {
+            snprintf(why, whylen, "expected a string shorter than %d bytes", CONFIG_STR_MAX);
+            return -1;
+        }
+        snprintf(field, CONFIG_STR_MAX, "%s", value);
+        return 0;
+    case OPT_INT: {
+        errno = 0;
+        long v = strtol(value, &end, 10);
+        if (!*value || *end || errno || v < opt->min || v > opt->max) {
+            snprintf(why, whylen, "expected an integer from %.0f to %.0f, got '%s'",
+                     opt->min, opt->max, value);
+            return -1;
+        }
+        *(int *)field = (int)v;
+        return 0;
+    }
+    case OPT_DOUBLE: {
+        errno = 0;
+        double v = strtod(value, &end);
+        if (!*value || *end || errno || !isfinite(v) || v < opt->min || v > opt->max) {
+            snprintf(why, whylen, "expected a number from %g to %g, got '%s'",
+                     opt->min, opt->max, value);
+            return -1;
+        }
+        *(double *)field = v;
+        return 0;
+    }
+    case OPT_BOOL: {
+        int v = parse_bool(value);
+        if (v < 0) {
+            snprintf(why, whylen, "expected yes or no, got '%s'", value);
+            return -1;
+        }
+        *(int *)field = v;
+        return 0;
+    }
+    case OPT_ENUM: {
+        int v = enum_index(opt->choices, value);
+        if (v < 0) {
+            snprintf(why, whylen, "expected one of %s, got '%s'", opt->choices, value);
+            return -1;
+        }
+        *(int *)field = v;
+        return 0;
+    }
+    }
+    snprintf(why, whylen, "internal error: bad option type");
+    return -1;
+}
+
+void config_defaults(config *c)
+{
+    char why[256];
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < config_n_options; i++)
+        if (config_set(c, &config_options[i], config_options[i].default_value, why, sizeof why) < 0)
+            log_error("internal error: default of %s: %s", config_options[i].name, why);
+}
+
+const char *config_format(const config *c, const option_def *opt, char *buf, size_t len)
+{
+    const char *field = (const char *)c + opt->offset;
+    switch (opt->type) {
+    case OPT_STRING: snprintf(buf, len, "%s", field); break;
+    case OPT_INT:    snprintf(buf, len, "%d", *(const int *)field); break;
+    case OPT_DOUBLE: snprintf(buf, len, "%g", *(const double *)field); break;
+    case OPT_BOOL:   snprintf(buf, len, "%s", *(const int *)field ? "yes" : "no"); break;
+    case OPT_ENUM:   config_enum_name(opt, *(const int *)field, buf, len); break;
+    }
+    return buf;
+}
+
+int config_set_arg(config *c, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    char name[64], why[256];
+    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof name) {
+        log_error("--set %s: expected KEY=VALUE", arg);
+        return -1;
+    }
+    memcpy(name, arg, (size_t)(eq - arg));
+    name[eq - arg] = '\0';
+    const option_def *opt = config_find(name);
+    if (!opt) {
+        log_error("--set %s: unknown key '%s'", arg, name);
+        return -1;
+    }
+    if (config_set(c, opt, eq + 1, why, sizeof why) < 0) {
+        log_error("--set %s: %s", arg, why);
+        return -1;
+    }
+    return 0;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* One line (already NUL-terminated, no newline).  Returns 0 ok, 1 warning, -1 error. */
+static int parse_line(config *c, char *line, const char *name, int lineno)
+{
+    char why[256];
+    char *s = trim(line);
+    if (*s == '\0' || *s == '#' || *s == ';')
+        return 0;
+    if (*s == '[') {   /* sections are accepted and ignored: keys are global */
+        if (s[strlen(s) - 1] != ']') {
+            log_error("%s:%d: expected a section name in [brackets]", name, lineno);
+            return -1;
+        }
+        return 0;
+    }
+    char *eq = strchr(s, '=');
+    if (!eq) {
+        log_error("%s:%d: expected 'key = value'", name, lineno);
+        return -1;
+    }
+    *eq = '\0';
+    char *key = trim(s), *value = trim(eq + 1);
+    if (*key == '\0') {
+        log_error("%s:%d: expected a key before '='", name, lineno);
+        return -1;
+    }
+    size_t vn = strlen(value);
+    if (vn >= 1 && value[0] == '"') {
+        if (vn < 2 || value[vn - 1] != '"') {
+            log_error("%s:%d: %s: expected a closing '\"'", name, lineno, key);
+            return -1;
+        }
+        value[vn - 1] = '\0';
+        value++;
+    }
+    const option_def *opt = config_find(key);
+    if (!opt) {
+        log_warn("%s:%d: unknown key '%s' (ignored)", name, lineno, key);
+        return 1;
+    }
+    if (config_set(c, opt, value, why, sizeof why) < 0) {
+        log_error("%s:%d: %s: %s", name, lineno, key, why);
+        return -1;
+    }
+    return 0;
+}
+
+int config_load_text(config *c, const char *text, size_t len, const char *name)
+{
+    char line[CONFIG_STR_MAX + 256];
+    int lineno = 0, warnings = 0;
+    size_t pos = 0;
+    while (pos < len) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+        lineno++;
+        if (n >= sizeof line) {
+            log_error("%s:%d: line longer than %zu bytes", name, lineno, sizeof line - 1);
+            return -1;
+        }
+        if (memchr(text + pos, '\0', n)) {
+            log_error("%s:%d: NUL byte in a text file", name, lineno);
+            return -1;
+        }
+        memcpy(line, text + pos, n);
+        line[n] = '\0';
+        pos += n + (nl ? 1 : 0);
+        int r = parse_line(c, line, name, lineno);
+        if (r < 0)
+            return -1;
+        warnings += r;
+    }
+    return warnings;
+}
+
+int config_load_file(config *c, const char *path)
+{
+    uint8_t *data;
+    size_t len;
+    if (file_read_all(path, &data, &len) < 0)
+        return -1;
+    int r = config_load_text(c, (const char *)data, len, path);
+    free(data);
+    return r;
+}
+
+static int try_dir(char *buf, size_t len, const char *dir, size_t dirlen)
+{
+    struct stat st;
+    if (dirlen == 0 || dir[0] != '/')   /* XDG: relative paths are invalid, ignore */
+        return 0;
+    int n = snprintf(buf, len, "%.*s/continuo/continuo.conf", (int)dirlen, dir);
+    return n > 0 && (size_t)n < len && stat(buf, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int config_find_file(char *buf, size_t len)
+{
+    const char *home = getenv("XDG_CONFIG_HOME");
+    char tmp[CONFIG_STR_MAX];
+    if (home && *home) {
+        if (try_dir(buf, len, home, strlen(home)))
+            return 1;
+    } else if ((home = getenv("HOME")) && *home) {
+        snprintf(tmp, sizeof tmp, "%s/.config", home);
+        if (try_dir(buf, len, tmp, strlen(tmp)))
+            return 1;
+    }
+    const char *dirs = getenv("XDG_CONFIG_DIRS");
+    if (!dirs || !*dirs)
+        dirs = "/etc/xdg";
+    for (const char *p = dirs; *p; ) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        if (try_dir(buf, len, p, n))
+            return 1;
+        if (!colon)
+            break;
+        p = colon + 1;
+    }
+    return 0;
+}
+
+void config_write_doc(FILE *fp)
+{
+    fprintf(fp,
+        "# continuo.conf: settings of `continuo serve`, one 'key = value' per line.\n"
+        "#\n"
+        "# Looked up at --config FILE, else $XDG_CONFIG_HOME/continuo/continuo.conf\n"
+        "# (~/.config/continuo/continuo.conf), else continuo/continuo.conf in each\n"
+        "# directory of $XDG_CONFIG_DIRS (/etc/xdg).  Lines starting with '#' or ';'\n"
+        "# are comments; values may be quoted \"like this\"; [sections] are ignored.\n"
+        "# Every key is shown commented out with its default.  Keys marked (live)\n"
+        "# can be changed while running with `continuo ctl set KEY VALUE` or by\n"
+        "# editing this file and `continuo ctl reload` (or SIGHUP).\n"
+        "#\n"
+        "# This file is generated by `continuo serve --dump-config`; a test checks\n"
+        "# that the two agree.\n");
+    for (size_t i = 0; i < config_n_options; i++) {
+        const option_def *o = &config_options[i];
+        fprintf(fp, "\n");
+        const char *h = o->help;
+        while (*h) {
+            const char *nl = strchr(h, '\n');
+            int n = nl ? (int)(nl - h) : (int)strlen(h);
+            fprintf(fp, "# %.*s\n", n, h);
+            h += n + (nl ? 1 : 0);
+        }
+        switch (o->type) {
+        case OPT_INT:
+            fprintf(fp, "# Integer, %.0f..%.0f%s.\n", o->min, o->max, o->live ? " (live)" : "");
+            break;
+        case OPT_DOUBLE:
+            fprintf(fp, "# Number, %g..%g%s.\n", o->min, o->max, o->live ? " (live)" : "");
+            break;
+        case OPT_BOOL:
+            fprintf(fp, "# yes or no%s.\n", o->live ? " (live)" : "");
+            break;
+        case OPT_ENUM:
+            fprintf(fp, "# One of %s%s.\n", o->choices, o->live ? " (live)" : "");
+            break;
+        case OPT_STRING:
+            if (o->live)
+                fprintf(fp, "# (live)\n");
+            break;
+        }
+        if (o->type == OPT_STRING && o->default_value[0] == '\0')
+            fprintf(fp, "#%s = \"\"\n", o->name);
+        else
+            fprintf(fp, "#%s = %s\n", o->name, o->default_value);
+    }
+}

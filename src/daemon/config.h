@@ -1,0 +1,94 @@
+/* config.h: the options of `continuo serve`, in one table, and the config file parser. */
+#ifndef CONTINUO_DAEMON_CONFIG_H
+#define CONTINUO_DAEMON_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define CONFIG_STR_MAX 1024     /* longest string value, with its NUL */
+
+typedef enum { OPT_STRING, OPT_INT, OPT_DOUBLE, OPT_BOOL, OPT_ENUM } option_type;
+
+/* Output of the model (and MIDI thru) when the soundfont or audio device is missing. */
+typedef enum { MISSING_SF_ERROR, MISSING_SF_MIDI_ONLY } missing_sf_policy;
+typedef enum { AUDIO_ALSA, AUDIO_PULSEAUDIO, AUDIO_FILE } audio_driver_kind;
+
+/* Every setting of the service; plain data, copied by value (no pointers). */
+typedef struct config {
+    char   model[CONFIG_STR_MAX];          /* model file; "" = the installed default */
+    char   input[CONFIG_STR_MAX];          /* comma-separated input specs, "backend[:arg]" */
+    char   input_connect[CONFIG_STR_MAX];  /* ALSA source ports to follow, comma-separated */
+    char   output[CONFIG_STR_MAX];         /* comma-separated output specs */
+    char   soundfont[CONFIG_STR_MAX];
+    int    audio_driver;                   /* audio_driver_kind */
+    char   audio_file[CONFIG_STR_MAX];     /* WAV written by audio_driver = file */
+    int    on_missing_soundfont;           /* missing_sf_policy */
+    char   recording[CONFIG_STR_MAX];      /* session MIDI file written at exit; "" = none */
+    char   control_socket[CONFIG_STR_MAX]; /* "" = $XDG_RUNTIME_DIR/continuo/ctl */
+    int    phrase_silence_ms;
+    double response_seconds;
+    int    response_events;
+    double temperature;
+    double top_p;
+    int    top_k;
+    double min_p;
+    int    seed;
+    int    cc_handover, cc_temperature, cc_top_p, cc_panic, cc_reroll, cc_length; /* -1 = off */
+    int    midi_thru;                      /* bool */
+    int    model_channel;                  /* 1..16 */
+    int    max_held_notes;
+    int    max_note_ms;
+    int    lookahead_ms;
+    int    context_events;                 /* tokens kept in the model's context */
+} config;
+
+/* One option: the single place that names, types, bounds and documents it. */
+typedef struct option_def {
+    const char *name;
+    option_type type;
+    const char *default_value;  /* as it would be written in the file */
+    double      min, max;       /* OPT_INT / OPT_DOUBLE bounds, inclusive */
+    const char *choices;        /* OPT_ENUM: "a|b|c" (value = index) */
+    int         live;           /* 1: `set` and `reload` change it while running */
+    size_t      offset;         /* of the field in struct config */
+    const char *help;           /* one or more lines, '\n'-separated */
+} option_def;
+
+extern const option_def config_options[];
+extern const size_t config_n_options;
+
+const option_def *config_find(const char *name);
+
+/* Fills C with every default. */
+void config_defaults(config *c);
+
+/* Parses VALUE for OPT into C.  On a bad value writes "expected ..." into
+ * WHY (size WHYLEN) and returns -1 without touching C. */
+int config_set(config *c, const option_def *opt, const char *value, char *why, size_t whylen);
+/* "name=value" (the --set form); logs "--set NAME=VALUE: ..." on error. */
+int config_set_arg(config *c, const char *arg);
+
+/* The value of OPT in C as it would be written in the file, into BUF. */
+const char *config_format(const config *c, const option_def *opt, char *buf, size_t len);
+
+/* Reads PATH over C (keys not in the file keep their value).  Unknown keys
+ * are warnings "PATH:LINE: unknown key 'k'"; a bad line or value is an error
+ * "PATH:LINE: ..." and makes it return -1 (C may be partly updated: parse
+ * into a copy).  Returns the number of warnings, or -1. */
+int config_load_file(config *c, const char *path);
+/* Parses TEXT (from NAME) the same way; for tests and fuzzing. */
+int config_load_text(config *c, const char *text, size_t len, const char *name);
+
+/* The config file to read when none is given: $XDG_CONFIG_HOME/continuo/
+ * continuo.conf (default ~/.config), then each dir of $XDG_CONFIG_DIRS
+ * (default /etc/xdg).  Writes the first that exists into BUF and returns 1,
+ * or 0 when there is none. */
+int config_find_file(char *buf, size_t len);
+
+/* Writes the documented default config (config/continuo.conf) to FP. */
+void config_write_doc(FILE *fp);
+
+/* Enum helpers. */
+const char *config_enum_name(const option_def *opt, int index, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,90 @@
+/* midi_port.h: MIDI input and output ports, opened by "backend:argument" name. */
+#ifndef CONTINUO_MIDI_PORT_H
+#define CONTINUO_MIDI_PORT_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "midi/stream.h"
+
+/* Which way a port goes. */
+typedef enum midi_dir {
+    MIDI_IN  = 1,   /* messages come from the outside world */
+    MIDI_OUT = 2,   /* messages go to it */
+} midi_dir;
+
+/* Counters of one port (they only grow). */
+typedef struct midi_port_stats {
+    uint64_t received;      /* messages returned by midi_port_read */
+    uint64_t sent;          /* messages accepted by midi_port_write */
+    uint64_t dropped;       /* messages lost: output not ready, input queue full */
+    uint64_t reopened;      /* times the port went away and was opened again */
+    midi_stream_stats parser;   /* byte-stream backends (fifo, raw) only */
+} midi_port_stats;
+
+/* An open port; owned by whoever opened it, freed by midi_port_close. */
+typedef struct midi_port midi_port;
+
+/* Opens the port named SPEC, "BACKEND" or "BACKEND:ARGUMENT":
+ *   null                 input that never produces, output that discards
+ *                        (and counts)
+ *   fifo:PATH            a FIFO or file: input reads bytes without blocking
+ *                        and reopens when the writer goes away; output
+ *                        writes bytes (a regular file is created/truncated)
+ *   raw:PATH             the same for a raw MIDI device, /dev/snd/midiC1D0
+ *   alsa[:SRC,...]       ALSA sequencer client "continuo", port 0 "in"
+ *                        (writable) and 1 "out" (readable); for input,
+ *                        optional source ports ("client:port" by name or
+ *                        number) are connected to continuo:in, now and
+ *                        whenever they come back; for output, optional
+ *                        destination ports are connected from continuo:out
+ *   portmidi:NAME        the first PortMidi device whose name contains NAME
+ * On failure logs "cannot open MIDI input 'SPEC': cause" and returns NULL. */
+midi_port *midi_port_open(const char *spec, midi_dir dir);
+void midi_port_close(midi_port *p);     /* NULL is fine */
+
+/* Fills FDS (room for MAX) with what poll() should watch for this port and
+ * returns how many (0 for a port that never produces, e.g. null or an
+ * output with nothing to watch). Every input that can produce exposes at
+ * least one fd. The fds stay valid until midi_port_close (a backend that
+ * reopens keeps the same fd number), so they can be collected once. */
+int midi_port_poll_fds(midi_port *p, struct pollfd *fds, int max);
+
+/* Reads the messages waiting on input P into OUT (room for MAX), never
+ * blocking; returns how many (0 if none), or -1 after logging an error the
+ * port cannot recover from. Call it when poll() reports any of the port's
+ * fds ready (also for an ALSA output port: it watches for its peers). */
+int midi_port_read(midi_port *p, midi_msg *out, int max);
+
+/* Sends MSG on output P at once, never blocking. Returns 0, or -1 when the
+ * message was dropped (counted in stats.dropped; logged once per run of
+ * failures) or is invalid. */
+int midi_port_write(midi_port *p, const midi_msg *msg);
+
+/* The name P was opened with ("fifo:/tmp/in"); borrowed. */
+const char *midi_port_name(const midi_port *p);
+midi_dir midi_port_dir(const midi_port *p);
+const midi_port_stats *midi_port_get_stats(const midi_port *p);
+
+/* Names of the backends built in, in table order: ("null", "fifo", ...);
+ * returns the count and stores up to MAX names in NAMES (borrowed). */
+int midi_backend_names(const char **names, int max);
+
+/* One port that midi_port_list found. All strings are borrowed for the
+ * duration of the callback. */
+typedef struct midi_port_info {
+    const char *backend;        /* "alsa" */
+    const char *spec;           /* what to pass to midi_port_open: "alsa:14:0" */
+    const char *description;    /* "Midi Through Port-0" */
+    unsigned    dirs;           /* MIDI_IN | MIDI_OUT it can be opened as */
+} midi_port_info;
+
+typedef void (*midi_port_list_fn)(const midi_port_info *info, void *user);
+
+/* Calls FN for every port each built-in backend can see (for
+ * `continuo serve --list-ports`); returns the number of ports, or -1 when a
+ * backend could not be asked (logged; the others are still listed). */
+int midi_port_list(midi_port_list_fn fn, void *user);
+
+#endif
