@@ -1,12 +1,205 @@
-/* eval.c: `continuo eval` (not written yet). */
+/* eval.c: `continuo eval`: negative log-likelihood of MIDI or token files under the model, in the training's eval windows. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli/commands.h"
+#include "codec/perf.h"
+#include "codec/tokfile.h"
+#include "codec/vocab.h"
+#include "midi/smf.h"
+#include "model/model.h"
+#include "util/log.h"
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "usage: continuo eval [--model FILE] [--threads N] FILES...\n"
+        "Scores MIDI files (.mid) or token files (.tok, from `continuo encode`) with the model:\n"
+        "each sequence is cut into windows of context+1 events overlapping by one\n"
+        "(train/model.py eval_windows), every event after the first is predicted once.\n"
+        "Prints one line per file, then `nll <nats per event> events <count>`.\n"
+        "  --model FILE   model file (default: $CONTINUO_MODEL, the installed default model,\n"
+        "                 ./models/continuo-default.gguf)\n"
+        "  --threads N    threads (default 2)\n");
+}
+
+/* Running totals over everything scored. */
+typedef struct nll_sum {
+    double nats;
+    size_t events;
+} nll_sum;
+
+/* Scores one sequence window by window (model.py eval_windows). */
+static int score_sequence(model_state *s, float *logits, int *buf, const uint16_t *ids, size_t n,
+                          int pad_id, nll_sum *sum)
+{
+    const model_config *c = &s->m->cfg;
+    int V = c->vocab_size;
+    size_t start = 0;
+    while (start + 1 < n) {
+        size_t end = start + (size_t)c->context + 1 < n ? start + (size_t)c->context + 1 : n;
+        int len = (int)(end - start - 1);
+        for (int i = 0; i < len; i++)
+            buf[i] = ids[start + (size_t)i];
+        if (model_prefill(s, buf, len, logits) != 0)
+            return -1;
+        for (int i = 0; i < len; i++) {
+            int target = ids[start + (size_t)i + 1];
+            if (target == pad_id)
+                continue;
+            const float *row = logits + (size_t)i * V;
+            float mx = row[0];
+            for (int k = 1; k < V; k++)
+                mx = row[k] > mx ? row[k] : mx;
+            double z = 0;
+            for (int k = 0; k < V; k++)
+                z += exp((double)row[k] - mx);
+            sum->nats += log(z) + mx - row[target];
+            sum->events++;
+        }
+        start = end - 1;
+    }
+    return 0;
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static int check_ids(const char *path, const uint16_t *ids, size_t n, int vocab_size)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] >= vocab_size) {
+            log_error("%s: event %zu has id %d, outside the model's vocabulary (0..%d)", path, i, ids[i],
+                      vocab_size - 1);
+            return -1;
+        }
+    return 0;
+}
+
+static int score_file(const char *path, const vocab *v, model_state *s, float *logits, int *buf, nll_sum *sum)
+{
+    int pad_id = v->has_pad_eos ? 0 : -1;
+    if (has_suffix(path, ".tok")) {
+        tokfile t;
+        if (tokfile_read(path, &t) != 0)
+            return -1;
+        int rc = 0;
+        if (strcmp(t.vocab_name, v->name) != 0 || (int)t.vocab_size != v->size) {
+            log_error("%s: token file in vocabulary '%s' (%u ids), the model uses '%s' (%d ids): "
+                      "re-encode it with `continuo encode --vocab %s`", path, t.vocab_name, t.vocab_size,
+                      v->name, v->size, v->name);
+            rc = -1;
+        }
+        for (uint32_t q = 0; rc == 0 && q < t.n_seqs; q++) {
+            const uint16_t *ids = t.tokens + t.starts[q];
+            size_t n = (size_t)(t.starts[q + 1] - t.starts[q]);
+            rc = check_ids(path, ids, n, v->size);
+            if (rc == 0)
+                rc = score_sequence(s, logits, buf, ids, n, pad_id, sum);
+        }
+        tokfile_free(&t);
+        return rc;
+    }
+    smf f;
+    if (smf_read_file(path, &f) != 0)
+        return -1;
+    note_list notes = { 0 };
+    uint16_t *ids = NULL;
+    size_t n = 0;
+    int rc = perf_notes_from_midi(f.events, f.n_events, &notes);
+    if (rc == 0)
+        rc = perf_encode(v, notes.notes, notes.n, NULL, &ids, &n);
+    if (rc == 0)
+        rc = score_sequence(s, logits, buf, ids, n, pad_id, sum);
+    free(ids);
+    note_list_free(&notes);
+    smf_free(&f);
+    return rc;
+}
 
 int cmd_eval(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "continuo: 'eval' is not implemented yet\n");
-    return 2;
+    const char *model_arg = NULL;
+    int threads = 2, first = argc;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
+            model_arg = argv[++i];
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            threads = atoi(argv[++i]);
+            if (threads < 1 || threads > 64) {
+                fprintf(stderr, "continuo eval: --threads takes 1..64\n");
+                return 2;
+            }
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "continuo eval: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        } else {
+            first = i;
+            break;
+        }
+    }
+    if (first >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    char path[1024];
+    if (model_resolve_path(model_arg, path, sizeof path) != 0)
+        return 1;
+    model m;
+    if (model_load(&m, path) != 0)
+        return 1;
+    const vocab *v = vocab_find(m.vocab.name);
+    if (!v) {
+        log_error("%s: vocabulary '%s' is unknown to this build", path, m.vocab.name);
+        model_free(&m);
+        return 1;
+    }
+    if (model_check_vocab(&m, v) != 0) {
+        model_free(&m);
+        return 1;
+    }
+    model_state s;
+    if (model_state_init(&s, &m, threads) != 0) {
+        model_free(&m);
+        return 1;
+    }
+    float *logits = malloc(sizeof(float) * (size_t)m.cfg.context * (size_t)m.cfg.vocab_size);
+    int *buf = malloc(sizeof(int) * (size_t)m.cfg.context);
+    int status = 0;
+    nll_sum total = { 0, 0 };
+    if (!logits || !buf) {
+        log_error("eval: out of memory");
+        status = 1;
+    }
+    for (int i = first; status == 0 && i < argc; i++) {
+        nll_sum one = { 0, 0 };
+        if (score_file(argv[i], v, &s, logits, buf, &one) != 0) {
+            status = 1;
+            break;
+        }
+        printf("%s: nll %.6f events %zu\n", argv[i], one.events ? one.nats / (double)one.events : 0.0,
+               one.events);
+        total.nats += one.nats;
+        total.events += one.events;
+    }
+    if (status == 0 && total.events == 0) {
+        log_error("eval: nothing to score (every sequence has fewer than 2 events)");
+        status = 1;
+    }
+    if (status == 0)
+        printf("nll %.6f events %zu\n", total.nats / (double)total.events, total.events);
+    free(buf);
+    free(logits);
+    model_state_free(&s);
+    model_free(&m);
+    return status;
 }

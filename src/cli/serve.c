@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "daemon/config.h"
+#include "daemon/options.h"
 #include "daemon/loop.h"
 #include "util/log.h"
 
@@ -27,7 +27,8 @@ int cmd_serve(int argc, char **argv)
     config cfg;
     char found[CONFIG_STR_MAX];
     const char *path = NULL;
-    int check_only = 0;
+    int check_only = 0, n_sets = 0;
+    char *sets[256];
 
     config_defaults(&cfg);
     /* First pass: the config file, so --set overrides it whatever the order. */
@@ -59,12 +60,19 @@ int cmd_serve(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--config") == 0)
             i++;
-        else if (strcmp(argv[i], "--set") == 0 && config_set_arg(&cfg, argv[++i]) < 0)
-            return 2;
+        else if (strcmp(argv[i], "--set") == 0) {
+            if (config_set_arg(&cfg, argv[++i]) < 0)
+                return 2;
+            if (n_sets == 256) {
+                fprintf(stderr, "continuo serve: too many --set options\n");
+                return 2;
+            }
+            sets[n_sets++] = argv[i];
+        }
     }
     if (check_only) {
         printf("%s: ok\n", path ? path : "(built-in defaults)");
         return 0;
     }
-    return daemon_run(&cfg, path) < 0 ? 1 : 0;
+    return daemon_run(&cfg, path, sets, n_sets) < 0 ? 1 : 0;
 }

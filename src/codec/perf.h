@@ -8,6 +8,11 @@
 #include "codec/vocab.h"
 #include "midi/smf.h"
 
+/* Default cap on a decoded note's length (continuo decode --max-note-seconds). */
+#define PERF_MAX_NOTE_S_DEFAULT 30.0
+/* Velocity of NOTE_ONs decoded before any VELOCITY event (Magenta's default). */
+#define PERF_DEFAULT_VELOCITY 100
+
 /* A sounding note on a time line in seconds. */
 typedef struct note {
     double  onset;
@@ -16,48 +21,124 @@ typedef struct note {
     uint8_t velocity;   /* 1..127 */
 } note;
 
+/* A growable array of notes.  Zero-initialise it; free with note_list_free. */
 typedef struct note_list {
-    note  *notes;       /* sorted by onset, then pitch; owned */
+    note  *notes;       /* sorted by onset, then pitch (where documented); owned */
     size_t n;
     size_t cap;
 } note_list;
 
 void note_list_free(note_list *l);
+int  note_list_append(note_list *l, const note *n);   /* 0, or -1 out of memory (logged) */
+/* Stable sort by onset, then pitch.  Returns 0, or -1 out of memory (logged). */
+int  note_list_sort(note_list *l);
 
-/* Notes from channel events, all channels merged, with the sustain pedal
- * (CC64 >= 64 down) folded into note lengths as REFERENCE.md describes,
- * then dropped.  Returns 0, or -1 out of memory (logged). */
+/* Notes from channel events (sorted by time), appended to OUT and sorted by
+ * onset then pitch.  All channels are merged: a note is keyed by its pitch
+ * alone.  Note-on with velocity 0 is a note-off.  A note-on of a pitch
+ * already sounding (held or sustained) ends that note at the new onset; a
+ * note-off of a silent pitch is ignored.  The sustain pedal (CC64 >= 64
+ * down, any channel) is folded into note lengths as REFERENCE.md describes,
+ * then dropped: a note released while the pedal is down lasts until the
+ * pedal lifts or the same pitch is struck again; notes still sounding at
+ * the end close at the time of the last event.  Returns 0, or -1 out of
+ * memory (logged). */
 int perf_notes_from_midi(const smf_event *ev, size_t n, note_list *out);
 
 typedef struct encode_opts {
-    double stretch;     /* time-stretch factor, 1.0 = none */
+    double stretch;     /* time-stretch factor, 1.0 = none (0 also means none) */
     int    transpose;   /* semitones; notes leaving the range are dropped */
     int    add_eos;     /* append EOS when the layout has one */
 } encode_opts;
 
-/* Events for NOTES in layout V; TOKENS is a new array (caller frees). */
+/* What encoding did besides emitting events (every field a count of notes). */
+typedef struct perf_encode_info {
+    size_t n_notes;         /* notes encoded (NOTE_ON/NOTE_OFF pairs) */
+    size_t n_out_of_range;  /* dropped: pitch (after transpose) outside the layout */
+    size_t n_lengthened;    /* onset and release fell on one step: given one step */
+    size_t n_collapsed;     /* dropped: the same pitch struck again in the same step */
+} perf_encode_info;
+
+/* Quantization, shared by both encoders: step = floor(t * stretch / step + 0.5),
+ * negative times count as 0. */
+int64_t perf_quantize(const vocab *v, double stretch, double seconds);
+
+/* Events for NOTES in layout V; TOKENS is a new array (caller frees).
+ * Rules (docs/TOKENS.md): times are multiplied by the stretch and rounded to
+ * the nearest 10 ms step; a note whose release rounds onto its onset step
+ * lasts one step (as Magenta does); if a pitch is struck again in the same
+ * step as an earlier note of that pitch, the earlier one is dropped (the
+ * encoding cannot hold both; input order decides which is earlier).  Events
+ * at one step: NOTE_OFFs, then NOTE_ONs, each by pitch; VELOCITY only before
+ * a NOTE_ON whose bin differs from the last one emitted; gaps are split into
+ * TIME_SHIFTs of at most n_time_shifts steps.  OPT may be NULL (defaults).
+ * Returns 0, or -1 out of memory (logged). */
 int perf_encode(const vocab *v, const note *notes, size_t n, const encode_opts *opt,
                 uint16_t **tokens, size_t *n_tokens);
+/* The same, also filling INFO (may be NULL). */
+int perf_encode_ex(const vocab *v, const note *notes, size_t n, const encode_opts *opt,
+                   uint16_t **tokens, size_t *n_tokens, perf_encode_info *info);
+
+/* Streaming encoder for live input: timed channel events in, tokens out.
+ * It gives exactly the tokens that perf_notes_from_midi + perf_encode give
+ * for the same events.  A step's events are final only once an event of a
+ * later step arrives (or perf_encoder_advance/finish says time has moved
+ * on); a note-off under the pedal is held back until the pedal lifts.
+ * perf_encoder_push and _pop allocate nothing unless the token queue must
+ * grow (it starts with room for 4096 ids). */
+typedef struct perf_encoder perf_encoder;
+
+/* A new encoder (OPT may be NULL), or NULL out of memory (logged).  Free with
+ * perf_encoder_free. */
+perf_encoder *perf_encoder_new(const vocab *v, const encode_opts *opt);
+void perf_encoder_free(perf_encoder *e);
+/* Feeds one channel event; times must not decrease (an earlier time is taken
+ * as the latest one seen).  Returns 0, or -1 out of memory (logged). */
+int perf_encoder_push(perf_encoder *e, const smf_event *ev);
+/* Declares that no event earlier than SECONDS will come: steps before it
+ * become final.  Returns 0 or -1 (oom). */
+int perf_encoder_advance(perf_encoder *e, double seconds);
+/* Ends the performance: sounding notes close at the last event's time,
+ * every pending event becomes final, then EOS if asked.  Pushing after this
+ * starts from a clean state at time 0.  Returns 0 or -1 (oom). */
+int perf_encoder_finish(perf_encoder *e);
+/* Copies up to MAX final ids into IDS and removes them; returns how many. */
+size_t perf_encoder_pop(perf_encoder *e, uint16_t *ids, size_t max);
+/* Counts so far (since perf_encoder_new). */
+perf_encode_info perf_encoder_info(const perf_encoder *e);
 
 /* Streaming decoder: tokens in, notes out.  Robust to any id sequence:
  * NOTE_OFF of a silent pitch is ignored, a re-struck pitch ends the sounding
- * one first, a note held longer than max_note_s is cut there. */
+ * one first, a note held longer than max_note_s is cut there (checked at
+ * every TIME_SHIFT, so notes come out while decoding), a note that would end
+ * where it started (zero length) is dropped, PAD and ids out of range are
+ * ignored (counted), EOS ends every sounding note and sets eos (decoding may
+ * go on after it).  Plain data: no allocation, nothing to free. */
 typedef struct perf_decoder {
     const vocab *v;
-    double time;            /* seconds */
+    int64_t steps;          /* time in steps since the start */
+    double time;            /* seconds: steps * step_ms / 1000 */
     int    velocity;        /* current velocity (MIDI value) */
-    double max_note_s;      /* cap on note length */
+    double max_note_s;      /* cap on note length (<= 0: PERF_MAX_NOTE_S_DEFAULT) */
     double onset[128];      /* < 0 when the pitch is silent */
     uint8_t onset_vel[128];
+    int    n_sounding;      /* pitches with onset >= 0 */
+    int    eos;             /* an EOS has been seen */
+    size_t n_ignored;       /* PAD, out-of-range ids, NOTE_OFF of a silent pitch */
+    size_t n_zero;          /* notes dropped for zero length */
+    size_t n_capped;        /* notes cut at max_note_s */
 } perf_decoder;
 
 void perf_decoder_init(perf_decoder *d, const vocab *v, double max_note_s);
-/* Feeds one id; completed notes are appended to OUT.  Returns 0 or -1 (oom). */
+/* Feeds one id; completed notes are appended to OUT (in order of release,
+ * not onset: note_list_sort them if needed).  Returns 0 or -1 (oom). */
 int perf_decoder_push(perf_decoder *d, int id, note_list *out);
-/* Ends every sounding note at the current time. */
+/* Ends every sounding note at the current time (capped). */
 int perf_decoder_finish(perf_decoder *d, note_list *out);
 
-/* Notes -> channel events (note on/off pairs, channel 0) sorted by time. */
+/* Notes -> channel events (note on/off pairs, channel 0) sorted by time,
+ * note-offs before note-ons at the same time.  EV is a new array (caller
+ * frees).  Returns 0, or -1 out of memory (logged). */
 int perf_notes_to_events(const note *notes, size_t n, smf_event **ev, size_t *n_ev);
 
 #endif

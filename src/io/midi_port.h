@@ -23,7 +23,9 @@ typedef struct midi_port_stats {
     midi_stream_stats parser;   /* byte-stream backends (fifo, raw) only */
 } midi_port_stats;
 
-/* An open port; owned by whoever opened it, freed by midi_port_close. */
+/* An open port; owned by whoever opened it, freed by midi_port_close.
+ * Ports are not thread-safe: one thread (the service loop) opens, polls,
+ * reads, writes and closes them all. Nothing here blocks. */
 typedef struct midi_port midi_port;
 
 /* Opens the port named SPEC, "BACKEND" or "BACKEND:ARGUMENT":
@@ -32,29 +34,44 @@ typedef struct midi_port midi_port;
  *   fifo:PATH            a FIFO or file: input reads bytes without blocking
  *                        and reopens when the writer goes away; output
  *                        writes bytes (a regular file is created/truncated)
- *   raw:PATH             the same for a raw MIDI device, /dev/snd/midiC1D0
+ *   raw:PATH             the same for a raw MIDI device, /dev/snd/midiC1D0;
+ *                        an input that goes away (device unplugged, FIFO
+ *                        removed) is tried again every second
  *   alsa[:SRC,...]       ALSA sequencer client "continuo", port 0 "in"
  *                        (writable) and 1 "out" (readable); for input,
  *                        optional source ports ("client:port" by name or
  *                        number) are connected to continuo:in, now and
- *                        whenever they come back; for output, optional
+ *                        whenever they come back (the input port must be
+ *                        polled and read for that); for output, optional
  *                        destination ports are connected from continuo:out
+ *                        if they exist at open. Output is sent direct (not
+ *                        through an ALSA queue): the caller times it.
  *   portmidi:NAME        the first PortMidi device whose name contains NAME
+ *                        (input polled every 2 ms)
  * On failure logs "cannot open MIDI input 'SPEC': cause" and returns NULL. */
 midi_port *midi_port_open(const char *spec, midi_dir dir);
 void midi_port_close(midi_port *p);     /* NULL is fine */
 
+/* Names the client under which this process's ports appear to others
+ * (ALSA sequencer client name; default "continuo"; at most 63 bytes).
+ * Call it before the first ALSA port is opened. */
+void midi_port_set_client_name(const char *name);
+
 /* Fills FDS (room for MAX) with what poll() should watch for this port and
  * returns how many (0 for a port that never produces, e.g. null or an
  * output with nothing to watch). Every input that can produce exposes at
- * least one fd. The fds stay valid until midi_port_close (a backend that
- * reopens keeps the same fd number), so they can be collected once. */
+ * least one fd; outputs expose none. The fds stay valid until
+ * midi_port_close (a backend that reopens keeps the same fd number), so
+ * they can be collected once. PortMidi has no fd of its own: its inputs
+ * expose a timer fd that fires every 2 ms. */
 int midi_port_poll_fds(midi_port *p, struct pollfd *fds, int max);
 
 /* Reads the messages waiting on input P into OUT (room for MAX), never
- * blocking; returns how many (0 if none), or -1 after logging an error the
- * port cannot recover from. Call it when poll() reports any of the port's
- * fds ready (also for an ALSA output port: it watches for its peers). */
+ * blocking; returns how many (0 if none; MAX when more may be waiting, so
+ * call again before the next poll()), or -1 after logging an error the
+ * port cannot recover from (logged once). Call it when poll() reports any
+ * of the port's fds ready; it also does the port's housekeeping (FIFO
+ * reopened, ALSA source ports reconnected). Returns 0 for an output. */
 int midi_port_read(midi_port *p, midi_msg *out, int max);
 
 /* Sends MSG on output P at once, never blocking. Returns 0, or -1 when the
@@ -70,6 +87,10 @@ const midi_port_stats *midi_port_get_stats(const midi_port *p);
 /* Names of the backends built in, in table order: ("null", "fifo", ...);
  * returns the count and stores up to MAX names in NAMES (borrowed). */
 int midi_backend_names(const char **names, int max);
+
+/* One line on how to name ports of backend NAME ("fifo:PATH (...)"), or
+ * NULL when no such backend is built in. */
+const char *midi_backend_usage(const char *name);
 
 /* One port that midi_port_list found. All strings are borrowed for the
  * duration of the callback. */

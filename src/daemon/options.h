@@ -1,6 +1,6 @@
-/* config.h: the options of `continuo serve`, in one table, and the config file parser. */
-#ifndef CONTINUO_DAEMON_CONFIG_H
-#define CONTINUO_DAEMON_CONFIG_H
+/* options.h: the options of `continuo serve`, in one table, and the config file parser. */
+#ifndef CONTINUO_DAEMON_OPTIONS_H
+#define CONTINUO_DAEMON_OPTIONS_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* config.c: the option table of `continuo serve`, its parser and its documentation. */
-#include "daemon/config.h"
+/* options.c: the option table of `continuo serve`, its parser and its documentation. */
+#include "daemon/options.h"
 
 #include <ctype.h>
 #include <errno.h>

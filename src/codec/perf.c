@@ -1,0 +1,763 @@
+/* perf.c: notes from MIDI (pedal folding), batch and streaming encoders, the decoder. */
+#include "codec/perf.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+
+/* ---- note lists ---------------------------------------------------------- */
+
+void note_list_free(note_list *l)
+{
+    free(l->notes);
+    memset(l, 0, sizeof *l);
+}
+
+int note_list_append(note_list *l, const note *n)
+{
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 256;
+        note *p = realloc(l->notes, ncap * sizeof *p);
+        if (!p) {
+            log_error("cannot store notes: out of memory");
+            return -1;
+        }
+        l->notes = p;
+        l->cap = ncap;
+    }
+    l->notes[l->n++] = *n;
+    return 0;
+}
+
+static int note_before(const note *a, const note *b)
+{
+    return a->onset < b->onset || (a->onset == b->onset && a->pitch < b->pitch);
+}
+
+int note_list_sort(note_list *l)
+{
+    size_t n = l->n, i;
+
+    for (i = 1; i < n && !note_before(&l->notes[i], &l->notes[i - 1]); i++)
+        ;
+    if (i >= n)
+        return 0;                       /* already sorted: the usual case */
+    note *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) {
+        log_error("cannot sort notes: out of memory");
+        return -1;
+    }
+    note *src = l->notes, *dst = tmp;
+    for (size_t width = 1; width < n; width *= 2) {     /* bottom-up merge sort: stable */
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                dst[k++] = note_before(&src[b], &src[a]) ? src[b++] : src[a++];
+            while (a < mid)
+                dst[k++] = src[a++];
+            while (b < hi)
+                dst[k++] = src[b++];
+        }
+        note *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != l->notes)
+        memcpy(l->notes, src, n * sizeof *src);
+    free(tmp);
+    return 0;
+}
+
+/* ---- MIDI events -> notes, with the sustain pedal folded in -------------- */
+
+enum { KEY_SILENT, KEY_HELD, KEY_SUSTAINED };
+
+/* Insertion sort by onset, then pitch: stable, and linear on the nearly
+ * sorted lists perf_notes_from_midi builds (out of order only among notes
+ * that start together). */
+static void sort_nearly_sorted(note *a, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        if (!note_before(&a[i], &a[i - 1]))
+            continue;
+        note x = a[i];
+        size_t j = i;
+        for (; j > 0 && note_before(&x, &a[j - 1]); j--)
+            a[j] = a[j - 1];
+        a[j] = x;
+    }
+}
+
+int perf_notes_from_midi(const smf_event *ev, size_t n, note_list *out)
+{
+    /* Each note gets its slot in OUT when it starts (so OUT stays in onset
+     * order) and its release when it ends. */
+    uint8_t state[128] = { 0 };
+    size_t slot[128];
+    int pedal = 0;
+    double last = 0;
+    size_t first = out->n;
+
+    for (size_t i = 0; i < n; i++) {
+        int type = ev[i].status & 0xF0, p = ev[i].data1 & 0x7F;
+        double t = ev[i].time;
+        if (t > last)
+            last = t;
+        if (type == 0x90 && ev[i].data2 > 0) {
+            if (state[p] != KEY_SILENT)             /* struck again: the old note ends */
+                out->notes[slot[p]].release = t;
+            note nt = { t, t, (uint8_t)p, (uint8_t)(ev[i].data2 & 0x7F) };
+            if (note_list_append(out, &nt) < 0)
+                return -1;
+            state[p] = KEY_HELD;
+            slot[p] = out->n - 1;
+        } else if (type == 0x80 || type == 0x90) {
+            if (state[p] != KEY_HELD)
+                continue;                           /* silent, or already sustained */
+            if (pedal) {
+                state[p] = KEY_SUSTAINED;
+                continue;
+            }
+            out->notes[slot[p]].release = t;
+            state[p] = KEY_SILENT;
+        } else if (type == 0xB0 && p == 64) {
+            int down = ev[i].data2 >= 64;
+            if (pedal && !down) {
+                for (int q = 0; q < 128; q++) {
+                    if (state[q] == KEY_SUSTAINED) {
+                        out->notes[slot[q]].release = t;
+                        state[q] = KEY_SILENT;
+                    }
+                }
+            }
+            pedal = down;
+        }
+    }
+    for (int q = 0; q < 128; q++)                   /* still sounding at the end */
+        if (state[q] != KEY_SILENT)
+            out->notes[slot[q]].release = last;
+    if (first == 0) {
+        sort_nearly_sorted(out->notes, out->n);
+        return 0;
+    }
+    return note_list_sort(out);
+}
+
+/* ---- quantization and the event order ------------------------------------ */
+
+int64_t perf_quantize(const vocab *v, double stretch, double seconds)
+{
+    double x = seconds * stretch * (1000.0 / v->step_ms);
+    if (!(x > 0))
+        return 0;                           /* negative or NaN */
+    if (x > 1e13)
+        x = 1e13;                           /* about 3000 years of 10 ms steps */
+    return (int64_t)floor(x + 0.5);
+}
+
+static double effective_stretch(const encode_opts *opt)
+{
+    return opt && opt->stretch > 0 && isfinite(opt->stretch) ? opt->stretch : 1.0;
+}
+
+/* One NOTE_ON or NOTE_OFF at a step, packed so that sorting the integers
+ * sorts by step, then offs before ons, then pitch: step << 16 | on << 15 |
+ * pitch << 7 | velocity. */
+#define KEY_MAKE(step, on, pitch, vel) \
+    (((uint64_t)(step) << 16) | ((uint64_t)(on) << 15) | ((uint64_t)(pitch) << 7) | (uint64_t)(vel))
+#define KEY_STEP(k)  ((int64_t)((k) >> 16))
+#define KEY_ON(k)    ((int)(((k) >> 15) & 1))
+#define KEY_PITCH(k) ((int)(((k) >> 7) & 0x7F))
+#define KEY_VEL(k)   ((int)((k) & 0x7F))
+
+/* LSD radix sort of keys on bits 7 and up (the velocity bits never decide:
+ * step, kind and pitch are unique).  TMP has room for N keys. */
+static void sort_keys(uint64_t *a, uint64_t *tmp, size_t n)
+{
+    enum { BITS = 11, RADIX = 1 << BITS };
+    uint64_t all = 0;
+    size_t count[RADIX];
+
+    for (size_t i = 0; i < n; i++)
+        all |= a[i];
+    uint64_t *src = a, *dst = tmp;
+    for (int shift = 7; shift < 64 && (all >> shift) != 0; shift += BITS) {
+        memset(count, 0, sizeof count);
+        for (size_t i = 0; i < n; i++)
+            count[(src[i] >> shift) & (RADIX - 1)]++;
+        size_t sum = 0;
+        for (size_t d = 0; d < RADIX; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[(src[i] >> shift) & (RADIX - 1)]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+}
+
+/* Token emission shared by both encoders: the current step and velocity bin. */
+typedef struct emit_state {
+    int64_t step;
+    int     bin;            /* -1: no VELOCITY emitted yet */
+} emit_state;
+
+/* Writes the ids for KEY into OUT (room for 3 + gap / n_time_shifts ids is
+ * the caller's business); returns how many. */
+static size_t emit_key(const vocab *v, emit_state *st, uint64_t key, uint16_t *out)
+{
+    size_t k = 0;
+    int64_t step = KEY_STEP(key);
+
+    while (step > st->step) {
+        int64_t shift = step - st->step;
+        if (shift > v->n_time_shifts)
+            shift = v->n_time_shifts;
+        out[k++] = (uint16_t)vocab_id(v, EVENT_TIME_SHIFT, (int)shift);
+        st->step += shift;
+    }
+    int pitch = KEY_PITCH(key);
+    if (KEY_ON(key)) {
+        int bin = velocity_to_bin(v, KEY_VEL(key));
+        if (bin != st->bin) {
+            out[k++] = (uint16_t)vocab_id(v, EVENT_VELOCITY, bin);
+            st->bin = bin;
+        }
+        out[k++] = (uint16_t)vocab_id(v, EVENT_NOTE_ON, pitch);
+    } else {
+        out[k++] = (uint16_t)vocab_id(v, EVENT_NOTE_OFF, pitch);
+    }
+    return k;
+}
+
+/* Upper bound on the ids emit_key writes for a key at STEP from ST. */
+static size_t emit_room(const vocab *v, const emit_state *st, int64_t step)
+{
+    int64_t gap = step > st->step ? step - st->step : 0;
+    return (size_t)(gap / v->n_time_shifts) + 3;
+}
+
+/* ---- batch encoder -------------------------------------------------------- */
+
+typedef struct qnote {
+    int64_t  on, off;       /* steps */
+    uint32_t index;         /* position in the input: earlier wins ties */
+    uint8_t  pitch;         /* after transposition */
+    uint8_t  velocity;
+    uint8_t  lengthened;
+    uint8_t  dropped;
+} qnote;
+
+static int qnote_cmp(const void *pa, const void *pb)
+{
+    const qnote *a = pa, *b = pb;
+    if (a->on != b->on)
+        return a->on < b->on ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+int perf_encode(const vocab *v, const note *notes, size_t n, const encode_opts *opt,
+                uint16_t **tokens, size_t *n_tokens)
+{
+    return perf_encode_ex(v, notes, n, opt, tokens, n_tokens, NULL);
+}
+
+int perf_encode_ex(const vocab *v, const note *notes, size_t n, const encode_opts *opt,
+                   uint16_t **tokens, size_t *n_tokens, perf_encode_info *info)
+{
+    double stretch = effective_stretch(opt);
+    int transpose = opt ? opt->transpose : 0;
+    perf_encode_info inf = { 0 };
+    size_t start[129] = { 0 };
+    qnote *q = NULL;
+    uint64_t *keys = NULL, *tmp = NULL;
+    uint16_t *out = NULL;
+    int rc = -1;
+
+    *tokens = NULL;
+    *n_tokens = 0;
+    if (n > UINT32_MAX) {
+        log_error("cannot encode %zu notes: too many", n);
+        return -1;
+    }
+    /* Bucket the notes by (transposed) pitch, keeping input order. */
+    for (size_t i = 0; i < n; i++) {
+        int p = notes[i].pitch + transpose;
+        if (p < v->min_pitch || p > v->max_pitch)
+            inf.n_out_of_range++;
+        else
+            start[p + 1]++;
+    }
+    for (int p = 0; p < 128; p++)
+        start[p + 1] += start[p];
+    size_t m = start[128];
+    q = malloc((m ? m : 1) * sizeof *q);
+    keys = malloc((2 * m + 1) * sizeof *keys);
+    tmp = malloc((2 * m + 1) * sizeof *tmp);
+    if (!q || !keys || !tmp)
+        goto oom;
+    size_t fill[128];
+    memcpy(fill, start, sizeof fill);
+    for (size_t i = 0; i < n; i++) {
+        int p = notes[i].pitch + transpose;
+        if (p < v->min_pitch || p > v->max_pitch)
+            continue;
+        qnote *x = &q[fill[p]++];
+        x->on = perf_quantize(v, stretch, notes[i].onset);
+        x->off = perf_quantize(v, stretch, notes[i].release);
+        x->index = (uint32_t)i;
+        x->pitch = (uint8_t)p;
+        x->velocity = notes[i].velocity < 1 ? 1 : notes[i].velocity > 127 ? 127 : notes[i].velocity;
+        x->lengthened = 0;
+        x->dropped = 0;
+        if (x->off <= x->on) {
+            x->off = x->on + 1;
+            x->lengthened = 1;
+        }
+    }
+    /* Within a pitch: order by onset step, then resolve notes that collide. */
+    for (int p = 0; p < 128; p++) {
+        qnote *b = q + start[p];
+        size_t nb = start[p + 1] - start[p];
+        for (size_t i = 1; i < nb; i++) {
+            if (qnote_cmp(&b[i - 1], &b[i]) > 0) {
+                qsort(b, nb, sizeof *b, qnote_cmp);
+                break;
+            }
+        }
+        qnote *prev = NULL;
+        for (size_t i = 0; i < nb; i++) {
+            if (prev && prev->off > b[i].on) {
+                prev->off = b[i].on;
+                if (prev->off <= prev->on)
+                    prev->dropped = 1;
+            }
+            prev = &b[i];
+        }
+    }
+    size_t nk = 0;
+    int64_t max_step = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (q[i].dropped) {
+            inf.n_collapsed++;
+            continue;
+        }
+        inf.n_notes++;
+        inf.n_lengthened += q[i].lengthened;
+        keys[nk++] = KEY_MAKE(q[i].on, 1, q[i].pitch, q[i].velocity);
+        keys[nk++] = KEY_MAKE(q[i].off, 0, q[i].pitch, 0);
+        if (q[i].off > max_step)
+            max_step = q[i].off;
+    }
+    sort_keys(keys, tmp, nk);
+    size_t cap = 3 * nk + (size_t)(max_step / v->n_time_shifts) + 2;
+    out = malloc(cap * sizeof *out);
+    if (!out)
+        goto oom;
+    emit_state st = { 0, -1 };
+    size_t k = 0;
+    for (size_t i = 0; i < nk; i++)
+        k += emit_key(v, &st, keys[i], out + k);
+    if (opt && opt->add_eos && v->has_pad_eos)
+        out[k++] = (uint16_t)vocab_id(v, EVENT_EOS, 0);
+    *tokens = out;
+    *n_tokens = k;
+    out = NULL;
+    rc = 0;
+    goto done;
+oom:
+    log_error("cannot encode %zu notes: out of memory", n);
+done:
+    if (info)
+        *info = inf;
+    free(q);
+    free(keys);
+    free(tmp);
+    free(out);
+    return rc;
+}
+
+/* ---- streaming encoder ----------------------------------------------------- */
+
+enum {
+    PENDING_MAX = 1024,     /* at most 3 per pitch can be pending: ON, OFF, bumped OFF */
+    QUEUE_MIN = 4096
+};
+
+struct perf_encoder {
+    const vocab *v;
+    double  stretch;
+    int     transpose;
+    int     add_eos;
+    /* pedal folding, by input pitch */
+    uint8_t state[128];         /* KEY_SILENT / KEY_HELD / KEY_SUSTAINED */
+    int64_t on_step[128];       /* onset step of the sounding note */
+    uint8_t velocity[128];
+    /* the last note that ended, by input pitch, to drop it if the pitch is
+     * struck again within its (lengthened) single step */
+    int64_t last_on[128], last_off[128];
+    uint8_t last_lengthened[128];
+    int     pedal;
+    double  last_time;          /* latest event */
+    double  floor_time;         /* no event before this (advance) */
+    /* events not final yet: steps >= the step of the latest event */
+    uint64_t pending[PENDING_MAX];
+    size_t   n_pending;
+    emit_state emit;
+    /* final ids, read from head */
+    uint16_t *queue;
+    size_t   q_head, q_len, q_cap;
+    perf_encode_info info;
+};
+
+static void encoder_reset(perf_encoder *e)
+{
+    memset(e->state, 0, sizeof e->state);
+    for (int p = 0; p < 128; p++)
+        e->last_off[p] = e->last_on[p] = -1;
+    e->pedal = 0;
+    e->last_time = e->floor_time = 0;
+    e->n_pending = 0;
+    e->emit.step = 0;
+    e->emit.bin = -1;
+}
+
+perf_encoder *perf_encoder_new(const vocab *v, const encode_opts *opt)
+{
+    perf_encoder *e = calloc(1, sizeof *e);
+    if (!e || !(e->queue = malloc(QUEUE_MIN * sizeof *e->queue))) {
+        log_error("cannot create a streaming encoder: out of memory");
+        free(e);
+        return NULL;
+    }
+    e->q_cap = QUEUE_MIN;
+    e->v = v;
+    e->stretch = effective_stretch(opt);
+    e->transpose = opt ? opt->transpose : 0;
+    e->add_eos = opt ? opt->add_eos : 0;
+    encoder_reset(e);
+    return e;
+}
+
+void perf_encoder_free(perf_encoder *e)
+{
+    if (!e)
+        return;
+    free(e->queue);
+    free(e);
+}
+
+perf_encode_info perf_encoder_info(const perf_encoder *e) { return e->info; }
+
+/* Makes room for N more ids at the tail of the queue. */
+static int queue_reserve(perf_encoder *e, size_t n)
+{
+    if (e->q_head + e->q_len + n <= e->q_cap)
+        return 0;
+    if (e->q_head > 0) {
+        memmove(e->queue, e->queue + e->q_head, e->q_len * sizeof *e->queue);
+        e->q_head = 0;
+        if (e->q_len + n <= e->q_cap)
+            return 0;
+    }
+    size_t ncap = e->q_cap;
+    while (ncap < e->q_len + n)
+        ncap *= 2;
+    uint16_t *p = realloc(e->queue, ncap * sizeof *p);
+    if (!p) {
+        log_error("streaming encoder: out of memory");
+        return -1;
+    }
+    e->queue = p;
+    e->q_cap = ncap;
+    return 0;
+}
+
+/* Emits the pending keys of steps before LIMIT, in key order. */
+static int encoder_flush(perf_encoder *e, int64_t limit)
+{
+    uint64_t ready[PENDING_MAX];
+    size_t nr = 0, keep = 0;
+
+    for (size_t i = 0; i < e->n_pending; i++) {
+        if (KEY_STEP(e->pending[i]) < limit)
+            ready[nr++] = e->pending[i];
+        else
+            e->pending[keep++] = e->pending[i];
+    }
+    e->n_pending = keep;
+    for (size_t i = 1; i < nr; i++) {           /* insertion sort: a handful of keys */
+        uint64_t k = ready[i];
+        size_t j = i;
+        for (; j > 0 && (ready[j - 1] >> 7) > (k >> 7); j--)
+            ready[j] = ready[j - 1];
+        ready[j] = k;
+    }
+    for (size_t i = 0; i < nr; i++) {
+        if (queue_reserve(e, emit_room(e->v, &e->emit, KEY_STEP(ready[i]))) < 0)
+            return -1;
+        e->q_len += emit_key(e->v, &e->emit, ready[i], e->queue + e->q_head + e->q_len);
+    }
+    return 0;
+}
+
+static int pending_add(perf_encoder *e, uint64_t key)
+{
+    if (e->n_pending == PENDING_MAX) {
+        log_error("streaming encoder: too many simultaneous events");
+        return -1;
+    }
+    e->pending[e->n_pending++] = key;
+    return 0;
+}
+
+static void pending_remove(perf_encoder *e, int64_t step, int on, int pitch)
+{
+    for (size_t i = 0; i < e->n_pending; i++) {
+        uint64_t k = e->pending[i];
+        if (KEY_STEP(k) == step && KEY_ON(k) == on && KEY_PITCH(k) == pitch) {
+            e->pending[i] = e->pending[--e->n_pending];
+            return;
+        }
+    }
+}
+
+static int out_pitch(const perf_encoder *e, int p)
+{
+    int q = p + e->transpose;
+    return q < e->v->min_pitch || q > e->v->max_pitch ? -1 : q;
+}
+
+static int encoder_end_note(perf_encoder *e, int p, int64_t step)
+{
+    int q = out_pitch(e, p);
+    e->state[p] = KEY_SILENT;
+    if (q < 0)
+        return 0;
+    int64_t on = e->on_step[p], off = step;
+    int lengthened = off <= on;
+    if (lengthened)
+        off = on + 1;
+    e->last_on[p] = on;
+    e->last_off[p] = off;
+    e->last_lengthened[p] = (uint8_t)lengthened;
+    e->info.n_notes++;
+    e->info.n_lengthened += (size_t)lengthened;
+    return pending_add(e, KEY_MAKE(off, 0, q, 0));
+}
+
+static int encoder_start_note(perf_encoder *e, int p, int64_t step, int velocity)
+{
+    int q = out_pitch(e, p);
+    e->state[p] = KEY_HELD;
+    e->on_step[p] = step;
+    e->velocity[p] = (uint8_t)velocity;
+    if (q < 0) {
+        e->info.n_out_of_range++;
+        return 0;
+    }
+    if (e->last_off[p] > step) {
+        /* The previous note of this pitch began in this step and was given
+         * one step: it cannot be encoded beside this one, so it goes. */
+        pending_remove(e, e->last_off[p], 0, q);
+        pending_remove(e, e->last_on[p], 1, q);
+        e->info.n_notes--;
+        e->info.n_lengthened -= e->last_lengthened[p];
+        e->info.n_collapsed++;
+        e->last_off[p] = -1;
+    }
+    return pending_add(e, KEY_MAKE(step, 1, q, velocity));
+}
+
+int perf_encoder_push(perf_encoder *e, const smf_event *ev)
+{
+    double t = ev->time > e->floor_time ? ev->time : e->floor_time;
+    int64_t step = perf_quantize(e->v, e->stretch, t);
+    int type = ev->status & 0xF0, p = ev->data1 & 0x7F;
+
+    if (encoder_flush(e, step) < 0)
+        return -1;
+    e->last_time = e->floor_time = t;
+    if (type == 0x90 && ev->data2 > 0) {
+        if (e->state[p] != KEY_SILENT && encoder_end_note(e, p, step) < 0)
+            return -1;
+        return encoder_start_note(e, p, step, ev->data2 & 0x7F);
+    }
+    if (type == 0x80 || type == 0x90) {
+        if (e->state[p] != KEY_HELD)
+            return 0;
+        if (e->pedal) {
+            e->state[p] = KEY_SUSTAINED;
+            return 0;
+        }
+        return encoder_end_note(e, p, step);
+    }
+    if (type == 0xB0 && p == 64) {
+        int down = ev->data2 >= 64;
+        if (e->pedal && !down) {
+            for (int k = 0; k < 128; k++)
+                if (e->state[k] == KEY_SUSTAINED && encoder_end_note(e, k, step) < 0)
+                    return -1;
+        }
+        e->pedal = down;
+    }
+    return 0;
+}
+
+int perf_encoder_advance(perf_encoder *e, double seconds)
+{
+    if (seconds > e->floor_time)
+        e->floor_time = seconds;
+    return encoder_flush(e, perf_quantize(e->v, e->stretch, e->floor_time));
+}
+
+int perf_encoder_finish(perf_encoder *e)
+{
+    int64_t step = perf_quantize(e->v, e->stretch, e->last_time);
+
+    for (int p = 0; p < 128; p++)
+        if (e->state[p] != KEY_SILENT && encoder_end_note(e, p, step) < 0)
+            return -1;
+    if (encoder_flush(e, INT64_MAX) < 0)
+        return -1;
+    if (e->add_eos && e->v->has_pad_eos) {
+        if (queue_reserve(e, 1) < 0)
+            return -1;
+        e->queue[e->q_head + e->q_len++] = (uint16_t)vocab_id(e->v, EVENT_EOS, 0);
+    }
+    encoder_reset(e);
+    return 0;
+}
+
+size_t perf_encoder_pop(perf_encoder *e, uint16_t *ids, size_t max)
+{
+    size_t n = e->q_len < max ? e->q_len : max;
+    memcpy(ids, e->queue + e->q_head, n * sizeof *ids);
+    e->q_head += n;
+    e->q_len -= n;
+    if (e->q_len == 0)
+        e->q_head = 0;
+    return n;
+}
+
+/* ---- decoder --------------------------------------------------------------- */
+
+void perf_decoder_init(perf_decoder *d, const vocab *v, double max_note_s)
+{
+    memset(d, 0, sizeof *d);
+    d->v = v;
+    d->velocity = PERF_DEFAULT_VELOCITY;
+    d->max_note_s = max_note_s > 0 ? max_note_s : PERF_MAX_NOTE_S_DEFAULT;
+    for (int p = 0; p < 128; p++)
+        d->onset[p] = -1;
+}
+
+static int decoder_end(perf_decoder *d, int p, double t, note_list *out)
+{
+    double on = d->onset[p];
+    d->onset[p] = -1;
+    d->n_sounding--;
+    if (t - on > d->max_note_s) {
+        t = on + d->max_note_s;
+        d->n_capped++;
+    }
+    if (!(t > on)) {
+        d->n_zero++;
+        return 0;
+    }
+    note nt = { on, t, (uint8_t)p, d->onset_vel[p] };
+    return note_list_append(out, &nt);
+}
+
+int perf_decoder_push(perf_decoder *d, int id, note_list *out)
+{
+    int value;
+
+    switch (vocab_decode(d->v, id, &value)) {
+    case EVENT_NOTE_ON:
+        if (d->onset[value] >= 0 && decoder_end(d, value, d->time, out) < 0)
+            return -1;
+        d->onset[value] = d->time;
+        d->onset_vel[value] = (uint8_t)d->velocity;
+        d->n_sounding++;
+        return 0;
+    case EVENT_NOTE_OFF:
+        if (d->onset[value] < 0) {
+            d->n_ignored++;
+            return 0;
+        }
+        return decoder_end(d, value, d->time, out);
+    case EVENT_TIME_SHIFT:
+        d->steps += value;
+        d->time = (double)d->steps * d->v->step_ms / 1000.0;
+        for (int p = 0; d->n_sounding > 0 && p < 128; p++)
+            if (d->onset[p] >= 0 && d->time - d->onset[p] > d->max_note_s
+                && decoder_end(d, p, d->time, out) < 0)
+                return -1;
+        return 0;
+    case EVENT_VELOCITY:
+        d->velocity = bin_to_velocity(d->v, value);
+        return 0;
+    case EVENT_EOS:
+        d->eos = 1;
+        return perf_decoder_finish(d, out);
+    case EVENT_PAD:
+    case EVENT_INVALID:
+        break;
+    }
+    d->n_ignored++;
+    return 0;
+}
+
+int perf_decoder_finish(perf_decoder *d, note_list *out)
+{
+    for (int p = 0; d->n_sounding > 0 && p < 128; p++)
+        if (d->onset[p] >= 0 && decoder_end(d, p, d->time, out) < 0)
+            return -1;
+    return 0;
+}
+
+/* ---- notes -> MIDI channel events ------------------------------------------ */
+
+static int event_cmp(const void *pa, const void *pb)
+{
+    const smf_event *a = pa, *b = pb;
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    int a_on = (a->status & 0xF0) == 0x90, b_on = (b->status & 0xF0) == 0x90;
+    if (a_on != b_on)
+        return a_on - b_on;                 /* offs first */
+    return (int)a->data1 - (int)b->data1;
+}
+
+int perf_notes_to_events(const note *notes, size_t n, smf_event **ev, size_t *n_ev)
+{
+    smf_event *e = malloc((2 * n + 1) * sizeof *e);
+
+    *ev = NULL;
+    *n_ev = 0;
+    if (!e) {
+        log_error("cannot convert %zu notes to MIDI events: out of memory", n);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint8_t vel = notes[i].velocity < 1 ? 1 : notes[i].velocity > 127 ? 127 : notes[i].velocity;
+        e[2 * i] = (smf_event){ .time = notes[i].onset, .status = 0x90,
+                                .data1 = notes[i].pitch & 0x7F, .data2 = vel };
+        e[2 * i + 1] = (smf_event){ .time = notes[i].release, .status = 0x80,
+                                    .data1 = notes[i].pitch & 0x7F, .data2 = 0 };
+    }
+    qsort(e, 2 * n, sizeof *e, event_cmp);
+    *ev = e;
+    *n_ev = 2 * n;
+    return 0;
+}

@@ -1,0 +1,60 @@
+/* control.h: the control socket: a Unix stream socket speaking one command per line. */
+#ifndef CONTINUO_DAEMON_CONTROL_H
+#define CONTINUO_DAEMON_CONTROL_H
+
+#include <poll.h>
+#include <stddef.h>
+
+#define CONTROL_MAX_CLIENTS 16
+#define CONTROL_LINE_MAX    4096    /* longest request line, with its newline */
+#define CONTROL_OUT_MAX     65536   /* replies waiting for a slow reader */
+#define CONTROL_REPLY_MAX   4096    /* longest single reply */
+
+/* One connected client: bounded input and output buffers (allocated once
+ * per connection). */
+typedef struct control_client {
+    int    fd;                      /* -1 when the slot is free */
+    char   in[CONTROL_LINE_MAX];
+    size_t n_in;
+    char  *out;                     /* CONTROL_OUT_MAX bytes; owned */
+    size_t n_out;
+    int    closing;                 /* drop once the output is written */
+} control_client;
+
+/* Handles one request LINE (no newline, NUL-terminated, printable) and
+ * writes one reply line "ok ..." or "error ..." (no newline) into REPLY. */
+typedef void (*control_handler)(void *user, char *line, char *reply, size_t len);
+
+/* The listening socket and its clients.  A client is dropped when it sends
+ * a line longer than CONTROL_LINE_MAX or bytes that are not text (after an
+ * "error ..." reply when there is room), when its unread replies pass
+ * CONTROL_OUT_MAX, or when it hangs up; the others are not affected. */
+typedef struct control_server {
+    int  fd;                        /* listening socket; -1 when closed */
+    char path[108];                 /* socket path (unlinked on close) */
+    control_client clients[CONTROL_MAX_CLIENTS];
+    unsigned long dropped;          /* clients dropped for misbehaving */
+} control_server;
+
+/* The default path: $XDG_RUNTIME_DIR/continuo/ctl.  Returns 0, or -1 when
+ * XDG_RUNTIME_DIR is not set (logged) or the path is too long. */
+int control_default_path(char *buf, size_t len);
+
+/* Creates PATH's directory (0700) when missing and listens on PATH (0600).
+ * Refuses (-1, logged) when another instance answers on PATH; removes a
+ * stale socket left by a dead one. */
+int  control_open(control_server *cs, const char *path);
+void control_close(control_server *cs);
+
+/* Adds the pollfds of the socket and its clients to FDS (room for MAX;
+ * CONTROL_MAX_CLIENTS + 1 is always enough); returns how many. */
+int  control_poll_fds(const control_server *cs, struct pollfd *fds, int max);
+/* Serves whatever FDS (as filled by control_poll_fds and polled) report. */
+void control_dispatch(control_server *cs, const struct pollfd *fds, int n,
+                      control_handler fn, void *user);
+
+/* Client side (`continuo ctl`): sends LINE, reads one reply line into
+ * REPLY.  Returns 0, or -1 after logging (no service, timeout). */
+int control_request(const char *path, const char *line, char *reply, size_t len, int timeout_ms);
+
+#endif

@@ -1,0 +1,59 @@
+/* engine.h: what the generator thread runs: a model that listens and continues. */
+#ifndef CONTINUO_DAEMON_ENGINE_H
+#define CONTINUO_DAEMON_ENGINE_H
+
+#include <stdint.h>
+
+#include "daemon/options.h"
+
+/* A note event crossing between the service loop and the generator. */
+typedef struct gen_event {
+    double  time;       /* seconds: the player's events on the session time
+                           line; a continuation's from its own start */
+    uint8_t on;         /* 1 note-on, 0 note-off */
+    uint8_t pitch;
+    uint8_t velocity;   /* 1..127 for note-on */
+} gen_event;
+
+/* Sampling settings for one continuation. */
+typedef struct sampling {
+    double   temperature, top_p, min_p;
+    int      top_k;
+    uint64_t seed;
+} sampling;
+
+/* An engine: a const table entry; all calls come from the generator thread.
+ * open:     loads what CFG names into *STATE; logs and returns -1 on error.
+ * close:    frees STATE.
+ * listen:   one event of the player, in time order (sustain pedal already
+ *           folded in by the caller); it goes into the context at once, so
+ *           a continuation only has sampling left to do.
+ * begin:    a continuation starts at session time AT (the phrase end).
+ * next:     the next event of the continuation (times never decrease);
+ *           returns 1, 0 when the engine has nothing more (end of
+ *           sequence), -1 on error (logged).
+ * end:      the continuation stopped after PLAYED seconds of it (the
+ *           player came back, or the length was reached).
+ * rewind:   forget the last continuation: the context is back at its
+ *           phrase end (re-roll). */
+typedef struct engine_ops {
+    const char *name;
+    int  (*open)(void **state, const config *cfg);
+    void (*close)(void *state);
+    int  (*listen)(void *state, const gen_event *ev);
+    int  (*begin)(void *state, double at, const sampling *s);
+    int  (*next)(void *state, gen_event *out);
+    void (*end)(void *state, double played);
+    void (*rewind)(void *state);
+} engine_ops;
+
+/* "echo": answers with the player's last phrase a fifth up, at its timing
+ * (a model-free engine for tests and for checking the MIDI path). */
+extern const engine_ops engine_echo;
+/* The Music Transformer from src/model (NULL until it is built in). */
+extern const engine_ops *const engine_model;
+
+/* The engine CFG asks for: "echo" when cfg->model is "echo", else the model. */
+const engine_ops *engine_for(const config *cfg);
+
+#endif

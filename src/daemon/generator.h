@@ -1,0 +1,66 @@
+/* generator.h: the generator thread: runs the engine so the service loop never blocks. */
+#ifndef CONTINUO_DAEMON_GENERATOR_H
+#define CONTINUO_DAEMON_GENERATOR_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "daemon/engine.h"
+#include "daemon/ring.h"
+
+/* Commands from the loop to the generator. */
+typedef enum gen_cmd_kind {
+    GEN_LISTEN,     /* ev: a player's event for the context */
+    GEN_RESPOND,    /* start continuation `id` at session time `at` */
+    GEN_STOP,       /* stop the current continuation; `at` = seconds played */
+    GEN_REROLL,     /* rewind the last continuation, then as GEN_RESPOND */
+    GEN_QUIT,
+} gen_cmd_kind;
+
+typedef struct gen_cmd {
+    gen_cmd_kind kind;
+    uint32_t  id;           /* continuation id (RESPOND, REROLL) */
+    double    at;
+    gen_event ev;
+    sampling  s;
+    int       max_events;   /* length limits of the continuation */
+    double    max_seconds;
+} gen_cmd;
+
+/* What the generator sends back: an event of continuation `id`, or its end. */
+typedef struct gen_out {
+    uint32_t  id;
+    uint8_t   done;         /* 1: continuation `id` has no more events */
+    gen_event ev;           /* time from the continuation's start */
+} gen_out;
+
+/* The thread and its two rings.  Data crosses only through the rings
+ * (lock-free SPSC: the loop produces commands and consumes output, the
+ * thread the reverse); each side wakes the other with an eventfd.  The
+ * engine state belongs to the thread alone. */
+typedef struct generator {
+    const engine_ops *engine;
+    void     *state;        /* engine state; owned by the thread */
+    ring      cmds, outs;
+    int       wake_gen;     /* eventfd: the loop rings it after pushing a command */
+    int       wake_loop;    /* eventfd: the thread rings it after pushing output;
+                               the loop polls it */
+    pthread_t thread;
+    int       running;
+    _Atomic uint64_t heartbeat;  /* bumped by the thread each pass (watchdog) */
+    _Atomic int      failed;     /* the engine returned an error */
+} generator;
+
+/* Opens the engine (model loaded here, in the caller's thread, so a bad
+ * model stops the start) and starts the thread. */
+int  generator_start(generator *g, const engine_ops *engine, const config *cfg);
+/* Sends GEN_QUIT, joins, closes the engine.  Safe on a failed start. */
+void generator_stop(generator *g);
+/* Loop side. Returns 0, or -1 when the command ring is full (dropped). */
+int  generator_send(generator *g, const gen_cmd *c);
+/* Loop side: pops one output; 1 if one, 0 if none.  Call
+ * generator_ack_wake first when the wake_loop fd is readable. */
+int  generator_receive(generator *g, gen_out *o);
+void generator_ack_wake(generator *g);
+
+#endif

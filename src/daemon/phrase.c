@@ -1,0 +1,98 @@
+/* phrase.c: the player's phrase: held keys, sustain pedal, silence, control changes. */
+#include "daemon/phrase.h"
+
+#include <string.h>
+
+void phrase_init(phrase *p)
+{
+    memset(p, 0, sizeof *p);
+}
+
+double phrase_cc_temperature(int v) { return 0.1 + 1.9 * v / 127.0; }
+double phrase_cc_top_p(int v)       { return 0.05 + 0.95 * v / 127.0; }
+double phrase_cc_length(int v)      { return 1.0 + 29.0 * v / 127.0; }
+
+static void add(gen_event *ev, int *n, double t, int on, int pitch, int vel)
+{
+    gen_event e = { t, (uint8_t)on, (uint8_t)pitch, (uint8_t)vel };
+    ev[(*n)++] = e;
+}
+
+int phrase_input(phrase *p, config *cfg, const midi_msg *m, int64_t now, double t,
+                 gen_event *ev, int *n_ev)
+{
+    int type = m->status & 0xF0, key = m->data1, val = m->data2;
+    int act = 0;
+    *n_ev = 0;
+    if (m->status >= 0xF0)
+        return 0;
+    if (midi_msg_is_note_on(m)) {
+        if (p->sounding[key])    /* re-struck while the pedal holds it */
+            add(ev, n_ev, t, 0, key, 0);
+        if (!p->key_down[key])
+            p->keys_held++;
+        p->key_down[key] = p->sounding[key] = 1;
+        add(ev, n_ev, t, 1, key, val);
+        p->notes_in_phrase++;
+        p->last_activity = now;
+        return PHRASE_NOTE_ON;
+    }
+    if (midi_msg_is_note_off(m)) {
+        if (p->key_down[key]) {
+            p->key_down[key] = 0;
+            p->keys_held--;
+        }
+        if (p->sounding[key] && !p->pedal_down) {
+            p->sounding[key] = 0;
+            add(ev, n_ev, t, 0, key, 0);
+        }
+        p->last_activity = now;
+        return 0;
+    }
+    if (type != 0xB0)
+        return 0;
+    if (key == 64) {
+        int down = val >= 64;
+        if (p->pedal_down && !down)   /* pedal up: release what it held */
+            for (int k = 0; k < 128; k++)
+                if (p->sounding[k] && !p->key_down[k]) {
+                    p->sounding[k] = 0;
+                    add(ev, n_ev, t, 0, k, 0);
+                }
+        p->pedal_down = down;
+        p->last_activity = now;
+        return 0;
+    }
+    if (key == cfg->cc_temperature) {
+        cfg->temperature = phrase_cc_temperature(val);
+        act |= PHRASE_CONTROL;
+    }
+    if (key == cfg->cc_top_p) {
+        cfg->top_p = phrase_cc_top_p(val);
+        act |= PHRASE_CONTROL;
+    }
+    if (key == cfg->cc_length) {
+        cfg->response_seconds = phrase_cc_length(val);
+        act |= PHRASE_CONTROL;
+    }
+    if (key == cfg->cc_handover)
+        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_HANDOVER : 0);
+    if (key == cfg->cc_panic)
+        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_PANIC : 0);
+    if (key == cfg->cc_reroll)
+        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_REROLL : 0);
+    return act;
+}
+
+int64_t phrase_deadline(const phrase *p, const config *cfg)
+{
+    if (p->notes_in_phrase == 0 || p->keys_held > 0 || p->pedal_down)
+        return INT64_MAX;
+    return p->last_activity + (int64_t)cfg->phrase_silence_ms * 1000000;
+}
+
+void phrase_end(phrase *p)
+{
+    p->notes_in_phrase = 0;
+    p->phrases++;
+}

@@ -1,0 +1,407 @@
+/* alsa_seq.c: ALSA sequencer backend: client "continuo", ports "in" (0) and "out" (1). */
+#include "config.h"
+
+#include "io/backend.h"
+
+#include <alsa/asoundlib.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+
+#define ALSA_CLIENT_NAME midi_port_client_name()
+#define ALSA_PORT_IN  0     /* "continuo:in", aplaymidi -p continuo:0 */
+#define ALSA_PORT_OUT 1     /* "continuo:out", arecordmidi -p continuo:1 */
+#define ALSA_MAX_PEERS 8
+
+/* A port to keep connected to ours: a source for input, a destination for
+ * output, as the user named it. */
+typedef struct alsa_peer {
+    char  spec[128];        /* "Midi Through:0", "14:0", "VirMIDI 1-0" */
+    int   connected;
+    snd_seq_addr_t addr;    /* valid while connected */
+} alsa_peer;
+
+/* The one sequencer client of this process, shared by its ports. */
+typedef struct alsa_client {
+    snd_seq_t *seq;
+    int        refs;        /* ports open on it */
+    int        watching;    /* subscribed to the system announce port */
+} alsa_client;
+
+static alsa_client g_client;
+
+/* State of one of our ports. */
+typedef struct alsa_port {
+    int       port;         /* ALSA_PORT_IN or ALSA_PORT_OUT */
+    alsa_peer peers[ALSA_MAX_PEERS];
+    int       n_peers;
+} alsa_port;
+
+static int client_ref(char *err, size_t errlen)
+{
+    if (g_client.seq) {
+        g_client.refs++;
+        return 0;
+    }
+    int rc = snd_seq_open(&g_client.seq, "default", SND_SEQ_OPEN_DUPLEX, SND_SEQ_NONBLOCK);
+    if (rc < 0) {
+        snprintf(err, errlen, "cannot open the ALSA sequencer: %s", snd_strerror(rc));
+        g_client.seq = NULL;
+        return -1;
+    }
+    rc = snd_seq_set_client_name(g_client.seq, ALSA_CLIENT_NAME);
+    if (rc < 0) {
+        snprintf(err, errlen, "cannot name the ALSA client \"%s\": %s", ALSA_CLIENT_NAME,
+                 snd_strerror(rc));
+        snd_seq_close(g_client.seq);
+        g_client.seq = NULL;
+        return -1;
+    }
+    g_client.refs = 1;
+    g_client.watching = 0;
+    return 0;
+}
+
+static void client_unref(void)
+{
+    if (--g_client.refs > 0)
+        return;
+    snd_seq_close(g_client.seq);
+    g_client.seq = NULL;
+    g_client.watching = 0;
+}
+
+static int create_port(int number, const char *name, unsigned caps, char *err, size_t errlen)
+{
+    snd_seq_port_info_t *pi;
+    snd_seq_port_info_alloca(&pi);
+    snd_seq_port_info_set_port(pi, number);
+    snd_seq_port_info_set_port_specified(pi, 1);
+    snd_seq_port_info_set_name(pi, name);
+    snd_seq_port_info_set_capability(pi, caps);
+    snd_seq_port_info_set_type(pi, SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_APPLICATION);
+    int rc = snd_seq_create_port(g_client.seq, pi);
+    if (rc < 0) {
+        snprintf(err, errlen, "cannot create port \"%s:%s\": %s", ALSA_CLIENT_NAME, name,
+                 snd_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* Tries to connect PEER to our port; returns 1 when connected. Quiet when
+ * the peer is not there (it may come later). */
+static int peer_connect(alsa_port *ap, alsa_peer *peer, int verbose)
+{
+    snd_seq_addr_t addr;
+    if (snd_seq_parse_address(g_client.seq, &addr, peer->spec) < 0) {
+        if (verbose)
+            log_warn("ALSA port '%s' is not there yet; %s:%s will connect when it appears",
+                     peer->spec, ALSA_CLIENT_NAME, ap->port == ALSA_PORT_IN ? "in" : "out");
+        return 0;
+    }
+    int rc = ap->port == ALSA_PORT_IN
+        ? snd_seq_connect_from(g_client.seq, ap->port, addr.client, addr.port)
+        : snd_seq_connect_to(g_client.seq, ap->port, addr.client, addr.port);
+    if (rc < 0 && rc != -EBUSY) {
+        if (verbose)
+            log_warn("cannot connect ALSA port '%s' (%d:%d) %s %s:%s: %s", peer->spec,
+                     addr.client, addr.port, ap->port == ALSA_PORT_IN ? "to" : "from",
+                     ALSA_CLIENT_NAME,
+                     ap->port == ALSA_PORT_IN ? "in" : "out", snd_strerror(rc));
+        return 0;
+    }
+    peer->connected = 1;
+    peer->addr = addr;
+    log_info("ALSA: connected %s (%d:%d) %s %s:%s", peer->spec, addr.client, addr.port,
+             ap->port == ALSA_PORT_IN ? "to" : "from", ALSA_CLIENT_NAME, ap->port == ALSA_PORT_IN ? "in" : "out");
+    return 1;
+}
+
+/* Splits ARG ("a:0,b:1") into AP's peers. */
+static int parse_peers(alsa_port *ap, const char *arg, char *err, size_t errlen)
+{
+    const char *s = arg;
+    while (*s) {
+        const char *end = strchr(s, ',');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        if (len > 0) {
+            if (ap->n_peers == ALSA_MAX_PEERS) {
+                snprintf(err, errlen, "more than %d ports to connect", ALSA_MAX_PEERS);
+                return -1;
+            }
+            if (len >= sizeof ap->peers[0].spec) {
+                snprintf(err, errlen, "port name too long: %.*s...", 40, s);
+                return -1;
+            }
+            alsa_peer *peer = &ap->peers[ap->n_peers++];
+            memcpy(peer->spec, s, len);
+            peer->spec[len] = '\0';
+        }
+        s += len;
+        if (*s == ',')
+            s++;
+    }
+    return 0;
+}
+
+static int alsa_open(midi_port *p, const char *arg, char *err, size_t errlen)
+{
+    alsa_port *ap = calloc(1, sizeof *ap);
+    if (!ap) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    ap->port = p->dir == MIDI_IN ? ALSA_PORT_IN : ALSA_PORT_OUT;
+    if (parse_peers(ap, arg, err, errlen) != 0) {
+        free(ap);
+        return -1;
+    }
+    if (client_ref(err, errlen) != 0) {
+        free(ap);
+        return -1;
+    }
+    int rc = p->dir == MIDI_IN
+        ? create_port(ALSA_PORT_IN, "in", SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE,
+                      err, errlen)
+        : create_port(ALSA_PORT_OUT, "out", SND_SEQ_PORT_CAP_READ | SND_SEQ_PORT_CAP_SUBS_READ,
+                      err, errlen);
+    if (rc != 0) {
+        client_unref();
+        free(ap);
+        return -1;
+    }
+    if (p->dir == MIDI_IN && ap->n_peers > 0 && !g_client.watching) {
+        /* Announcements of clients and ports coming and going reach our
+         * input port, so a source that comes back is connected again. */
+        rc = snd_seq_connect_from(g_client.seq, ALSA_PORT_IN, SND_SEQ_CLIENT_SYSTEM,
+                                  SND_SEQ_PORT_SYSTEM_ANNOUNCE);
+        if (rc < 0)
+            log_warn("ALSA: cannot watch for ports coming and going: %s", snd_strerror(rc));
+        else
+            g_client.watching = 1;
+    }
+    for (int i = 0; i < ap->n_peers; i++)
+        peer_connect(ap, &ap->peers[i], 1);
+    p->priv = ap;
+    return 0;
+}
+
+static void alsa_close(midi_port *p)
+{
+    alsa_port *ap = p->priv;
+    if (!ap)
+        return;
+    if (ap->port == ALSA_PORT_IN)
+        g_client.watching = 0;      /* the subscription goes with the port */
+    snd_seq_delete_port(g_client.seq, ap->port);
+    client_unref();
+    free(ap);
+    p->priv = NULL;
+}
+
+static int alsa_poll_fds(midi_port *p, struct pollfd *fds, int max)
+{
+    if (p->dir != MIDI_IN)
+        return 0;
+    int n = snd_seq_poll_descriptors_count(g_client.seq, POLLIN);
+    if (n > max)
+        n = max;
+    return snd_seq_poll_descriptors(g_client.seq, fds, (unsigned)n, POLLIN);
+}
+
+/* A client or port came or went: connect what came back. */
+static void handle_announce(alsa_port *ap, const snd_seq_event_t *ev)
+{
+    switch (ev->type) {
+    case SND_SEQ_EVENT_PORT_EXIT:
+    case SND_SEQ_EVENT_CLIENT_EXIT:
+        for (int i = 0; i < ap->n_peers; i++) {
+            alsa_peer *peer = &ap->peers[i];
+            if (peer->connected && peer->addr.client == ev->data.addr.client &&
+                (ev->type == SND_SEQ_EVENT_CLIENT_EXIT || peer->addr.port == ev->data.addr.port)) {
+                peer->connected = 0;
+                log_warn("ALSA port '%s' went away; waiting for it to come back", peer->spec);
+            }
+        }
+        break;
+    case SND_SEQ_EVENT_PORT_START:
+    case SND_SEQ_EVENT_CLIENT_START:
+    case SND_SEQ_EVENT_CLIENT_CHANGE:
+        for (int i = 0; i < ap->n_peers; i++)
+            if (!ap->peers[i].connected)
+                peer_connect(ap, &ap->peers[i], 0);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Sequencer event -> MIDI message; returns 0 for events that are not one. */
+static int event_to_msg(const snd_seq_event_t *ev, midi_msg *m)
+{
+    const snd_seq_ev_note_t *n = &ev->data.note;
+    const snd_seq_ev_ctrl_t *c = &ev->data.control;
+    switch (ev->type) {
+    case SND_SEQ_EVENT_NOTEON:
+        *m = (midi_msg){ (uint8_t)(0x90 | (n->channel & 15)), n->note & 127, n->velocity & 127, 3 };
+        return 1;
+    case SND_SEQ_EVENT_NOTEOFF:
+        *m = (midi_msg){ (uint8_t)(0x80 | (n->channel & 15)), n->note & 127, n->velocity & 127, 3 };
+        return 1;
+    case SND_SEQ_EVENT_KEYPRESS:
+        *m = (midi_msg){ (uint8_t)(0xA0 | (n->channel & 15)), n->note & 127, n->velocity & 127, 3 };
+        return 1;
+    case SND_SEQ_EVENT_CONTROLLER:
+        *m = (midi_msg){ (uint8_t)(0xB0 | (c->channel & 15)), (uint8_t)(c->param & 127),
+                         (uint8_t)(c->value & 127), 3 };
+        return 1;
+    case SND_SEQ_EVENT_PGMCHANGE:
+        *m = (midi_msg){ (uint8_t)(0xC0 | (c->channel & 15)), (uint8_t)(c->value & 127), 0, 2 };
+        return 1;
+    case SND_SEQ_EVENT_CHANPRESS:
+        *m = (midi_msg){ (uint8_t)(0xD0 | (c->channel & 15)), (uint8_t)(c->value & 127), 0, 2 };
+        return 1;
+    case SND_SEQ_EVENT_PITCHBEND: {
+        int v = c->value + 8192;
+        if (v < 0) v = 0;
+        if (v > 16383) v = 16383;
+        *m = (midi_msg){ (uint8_t)(0xE0 | (c->channel & 15)), (uint8_t)(v & 127),
+                         (uint8_t)(v >> 7), 3 };
+        return 1;
+    }
+    case SND_SEQ_EVENT_CLOCK: *m = (midi_msg){ 0xF8, 0, 0, 1 }; return 1;
+    case SND_SEQ_EVENT_START: *m = (midi_msg){ 0xFA, 0, 0, 1 }; return 1;
+    case SND_SEQ_EVENT_CONTINUE: *m = (midi_msg){ 0xFB, 0, 0, 1 }; return 1;
+    case SND_SEQ_EVENT_STOP: *m = (midi_msg){ 0xFC, 0, 0, 1 }; return 1;
+    default:
+        return 0;
+    }
+}
+
+static int alsa_read(midi_port *p, midi_msg *out, int max)
+{
+    alsa_port *ap = p->priv;
+    int n = 0;
+    while (n < max) {
+        snd_seq_event_t *ev = NULL;
+        int rc = snd_seq_event_input(g_client.seq, &ev);
+        if (rc == -EAGAIN)
+            break;
+        if (rc == -ENOSPC) {            /* the kernel's queue overflowed */
+            p->stats.dropped++;
+            continue;
+        }
+        if (rc < 0) {
+            log_error("MIDI input '%s': cannot read ALSA events: %s", p->name, snd_strerror(rc));
+            return -1;
+        }
+        if (!ev)
+            continue;
+        if (ev->source.client == SND_SEQ_CLIENT_SYSTEM)
+            handle_announce(ap, ev);
+        else if (event_to_msg(ev, &out[n]))
+            n++;
+    }
+    return n;
+}
+
+static int alsa_write(midi_port *p, const midi_msg *m)
+{
+    (void)p;
+    snd_seq_event_t ev;
+    snd_seq_ev_clear(&ev);
+    snd_seq_ev_set_source(&ev, ALSA_PORT_OUT);
+    snd_seq_ev_set_subs(&ev);
+    snd_seq_ev_set_direct(&ev);
+    int ch = m->status & 15;
+    switch (m->status & 0xF0) {
+    case 0x80: snd_seq_ev_set_noteoff(&ev, ch, m->data1, m->data2); break;
+    case 0x90: snd_seq_ev_set_noteon(&ev, ch, m->data1, m->data2); break;
+    case 0xA0: snd_seq_ev_set_keypress(&ev, ch, m->data1, m->data2); break;
+    case 0xB0: snd_seq_ev_set_controller(&ev, ch, m->data1, m->data2); break;
+    case 0xC0: snd_seq_ev_set_pgmchange(&ev, ch, m->data1); break;
+    case 0xD0: snd_seq_ev_set_chanpress(&ev, ch, m->data1); break;
+    case 0xE0: snd_seq_ev_set_pitchbend(&ev, ch, (m->data1 | (m->data2 << 7)) - 8192); break;
+    default:
+        switch (m->status) {
+        case 0xF8: ev.type = SND_SEQ_EVENT_CLOCK; break;
+        case 0xFA: ev.type = SND_SEQ_EVENT_START; break;
+        case 0xFB: ev.type = SND_SEQ_EVENT_CONTINUE; break;
+        case 0xFC: ev.type = SND_SEQ_EVENT_STOP; break;
+        default:
+            return 0;   /* other system messages are not sent to ALSA peers */
+        }
+    }
+    int rc = snd_seq_event_output_direct(g_client.seq, &ev);
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
+
+static int alsa_list(midi_port_list_fn fn, void *user)
+{
+    snd_seq_t *seq = g_client.seq;
+    int own = 0;
+    if (!seq) {
+        int rc = snd_seq_open(&seq, "default", SND_SEQ_OPEN_DUPLEX, SND_SEQ_NONBLOCK);
+        if (rc < 0) {
+            log_error("cannot list ALSA ports: cannot open the ALSA sequencer: %s",
+                      snd_strerror(rc));
+            return -1;
+        }
+        own = 1;
+    }
+    int self = snd_seq_client_id(seq), n = 0;
+    snd_seq_client_info_t *ci;
+    snd_seq_port_info_t *pi;
+    snd_seq_client_info_alloca(&ci);
+    snd_seq_port_info_alloca(&pi);
+    snd_seq_client_info_set_client(ci, -1);
+    while (snd_seq_query_next_client(seq, ci) >= 0) {
+        int client = snd_seq_client_info_get_client(ci);
+        if (client == SND_SEQ_CLIENT_SYSTEM || client == self)
+            continue;
+        snd_seq_port_info_set_client(pi, client);
+        snd_seq_port_info_set_port(pi, -1);
+        while (snd_seq_query_next_port(seq, pi) >= 0) {
+            unsigned caps = snd_seq_port_info_get_capability(pi), dirs = 0;
+            if ((caps & (SND_SEQ_PORT_CAP_READ | SND_SEQ_PORT_CAP_SUBS_READ)) ==
+                (SND_SEQ_PORT_CAP_READ | SND_SEQ_PORT_CAP_SUBS_READ))
+                dirs |= MIDI_IN;
+            if ((caps & (SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE)) ==
+                (SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE))
+                dirs |= MIDI_OUT;
+            if (!dirs)
+                continue;
+            char spec[64], desc[160];
+            snprintf(spec, sizeof spec, "alsa:%d:%d", client, snd_seq_port_info_get_port(pi));
+            snprintf(desc, sizeof desc, "%s:%s", snd_seq_client_info_get_name(ci),
+                     snd_seq_port_info_get_name(pi));
+            midi_port_info info = { "alsa", spec, desc, dirs };
+            fn(&info, user);
+            n++;
+        }
+    }
+    if (own)
+        snd_seq_close(seq);
+    return n;
+}
+
+const midi_backend midi_backend_alsa = {
+    .name = "alsa",
+    .usage = "alsa[:PORT,...] (ALSA sequencer ports continuo:in/out, optionally connected "
+             "to the named \"client:port\" peers)",
+    .dirs = MIDI_IN | MIDI_OUT,
+    .open = alsa_open,
+    .close = alsa_close,
+    .poll_fds = alsa_poll_fds,
+    .read = alsa_read,
+    .write = alsa_write,
+    .list = alsa_list,
+};

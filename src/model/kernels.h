@@ -1,0 +1,72 @@
+/* kernels.h: the numeric kernels of the forward pass, each with a naive twin for tests. */
+#ifndef CONTINUO_KERNELS_H
+#define CONTINUO_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Instruction set used by the fast kernels: chosen once at run time from
+ * the CPU (__builtin_cpu_supports); tests may force a lower level. */
+typedef enum kernel_level {
+    KERNEL_SCALAR = 0,      /* portable C */
+    KERNEL_AVX2 = 1,        /* AVX2 + FMA + F16C */
+    KERNEL_AVX512 = 2       /* AVX-512F */
+} kernel_level;
+
+kernel_level kernels_best_level(void);       /* what this CPU supports */
+kernel_level kernels_level(void);            /* what is in use */
+void kernels_set_level(kernel_level level);  /* clamped to the best level */
+const char *kernels_level_name(kernel_level level);
+
+/* IEEE half <-> float (round to nearest even). */
+float    f16_to_f32(uint16_t h);
+uint16_t f32_to_f16(float f);
+void     f16_to_f32_row(float *out, const uint16_t *in, size_t n);
+
+/* A row-major (rows, cols) matrix stored as F32 or F16 (GGML_TYPE_*). */
+typedef struct matrix {
+    const void *data;       /* borrowed: points into the mapped model file */
+    int type;               /* GGML_TYPE_F32 or GGML_TYPE_F16 */
+    int rows, cols;
+} matrix;
+
+/* Row R of M as floats into OUT (cols). */
+void matrix_row(float *out, const matrix *m, int r);
+/* OUT (rows*cols) = all of M as floats. */
+void matrix_to_f32(float *out, const matrix *m);
+
+/* out[r - r0] = W[r] . x for r in [r0, r1). */
+void matvec(float *out, const matrix *w, const float *x, int r0, int r1);
+void matvec_naive(float *out, const matrix *w, const float *x, int r0, int r1);
+
+float dot_f32(const float *a, const float *b, int n);
+void  axpy_f32(float *y, float a, const float *x, int n);      /* y += a x */
+
+/* LayerNorm of X (n) with gain G and bias B into OUT; mean and variance in double. */
+void layernorm(float *out, const float *x, const float *g, const float *b, int n, float eps);
+/* Exact GELU in place: 0.5 x (1 + erf(x / sqrt 2)). */
+void gelu(float *x, int n);
+/* Softmax in place over X (n). */
+void softmax(float *x, int n);
+
+/* Relative attention of one query (one head) over N_KEYS cached keys; the
+ * query is at position n_keys-1. Key/value rows are LD floats apart.
+ * score_j = (q.k_j + [t-j < max_rel] q.E[t-j]) * scale; out = softmax . V.
+ * ER: this head's (max_rel, dh) table. SCORES (n_keys) and REL
+ * (min(n_keys, max_rel)) are scratch. Allocates nothing. */
+void attend_query(float *out, const float *q, const float *k, const float *v, int ld,
+                  int n_keys, const matrix *er, int dh, float scale, float *scores, float *rel);
+void attend_query_naive(float *out, const float *q, const float *k, const float *v, int ld,
+                        int n_keys, const matrix *er, int dh, float scale, float *scores);
+
+/* Prefill, one head, rows [i0, i1) of an L x L score matrix S that holds
+ * q_i.k_j: adds the relative term by skewing R, where R is L x m with
+ * R[i][d] = q_i.E[d] (m = min(L, max_rel)) and S_rel[i][j] = R[i][i-j] for
+ * i-j < m, else 0; scales, applies the causal mask and softmax: row i of S
+ * becomes attention probabilities (0 for j > i). */
+void rel_softmax_rows(float *S, const float *R, int L, int m, float scale, int i0, int i1);
+/* The naive twin: probabilities P (L x L) straight from q, k and E. */
+void rel_probs_naive(float *P, const float *q, const float *k, int ld, const float *er,
+                     int max_rel, int L, int dh, float scale);
+
+#endif

@@ -1,0 +1,368 @@
+/* model.c: loads a model file (checks every key and tensor) and builds/frees the run state. */
+#include "model/model.h"
+
+#include <cblas.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "codec/vocab.h"
+#include "util/log.h"
+
+#define ARCH "continuo-music-transformer"
+#define REGEN "; regenerate the file with train/export.py (models/FORMAT.md, \"Regenerating\")"
+
+/* A required unsigned hyperparameter in [1, max]. */
+static int get_uint(const gguf_file *f, const char *key, int max, int *out)
+{
+    const gguf_kv *kv = gguf_find_kv(f, key);
+    if (!kv) {
+        log_error("%s: metadata key '%s' is missing" REGEN, f->path, key);
+        return -1;
+    }
+    if (kv->type != GGUF_TYPE_UINT32 && kv->type != GGUF_TYPE_UINT64
+        && kv->type != GGUF_TYPE_INT32 && kv->type != GGUF_TYPE_INT64) {
+        log_error("%s: byte %" PRIu64 ": metadata key '%s' has type %s, expected an integer" REGEN,
+                  f->path, kv->file_offset, key, gguf_type_name(kv->type));
+        return -1;
+    }
+    if (kv->i < 0 || kv->i > max) {
+        log_error("%s: byte %" PRIu64 ": metadata key '%s' is %" PRId64 ", expected 0..%d" REGEN,
+                  f->path, kv->file_offset, key, kv->i, max);
+        return -1;
+    }
+    *out = (int)kv->i;
+    return 0;
+}
+
+static const char *get_str(const gguf_file *f, const char *key)
+{
+    const gguf_kv *kv = gguf_find_kv(f, key);
+    return kv && kv->type == GGUF_TYPE_STRING ? kv->str : NULL;
+}
+
+/* Finds tensor NAME with row-major shape (d0, d1[, d2]) (d2 = 0: 2-D, d1 = 0: 1-D);
+ * F32_ONLY restricts the type. */
+static const gguf_tensor *get_tensor(const gguf_file *f, const char *name, int f32_only,
+                                     int d0, int d1, int d2)
+{
+    const gguf_tensor *t = gguf_find_tensor(f, name);
+    if (!t) {
+        log_error("%s: tensor '%s' is missing" REGEN, f->path, name);
+        return NULL;
+    }
+    uint32_t nd = d1 == 0 ? 1 : d2 == 0 ? 2 : 3;
+    uint64_t want[3];   /* GGUF order: innermost first */
+    if (nd == 1) { want[0] = (uint64_t)d0; }
+    else if (nd == 2) { want[0] = (uint64_t)d1; want[1] = (uint64_t)d0; }
+    else { want[0] = (uint64_t)d2; want[1] = (uint64_t)d1; want[2] = (uint64_t)d0; }
+    int ok = t->n_dims == nd;
+    for (uint32_t k = 0; ok && k < nd; k++)
+        ok = t->dims[k] == want[k];
+    if (!ok) {
+        char got[96] = "", exp[96] = "";
+        size_t gl = 0, el = 0;
+        for (uint32_t k = 0; k < t->n_dims && gl < sizeof got - 24; k++)
+            gl += (size_t)snprintf(got + gl, sizeof got - gl, "%s%" PRIu64, k ? ", " : "", t->dims[k]);
+        for (uint32_t k = 0; k < nd; k++)
+            el += (size_t)snprintf(exp + el, sizeof exp - el, "%s%" PRIu64, k ? ", " : "", want[k]);
+        log_error("%s: byte %" PRIu64 ": tensor '%s' has dims [%s], expected [%s] (innermost first) "
+                  "for the hyperparameters in the file" REGEN, f->path, t->info_offset, name, got, exp);
+        return NULL;
+    }
+    if (t->type != GGML_TYPE_F32 && (f32_only || t->type != GGML_TYPE_F16)) {
+        log_error("%s: byte %" PRIu64 ": tensor '%s' has type %s, expected %s" REGEN, f->path,
+                  t->info_offset, name, ggml_type_name(t->type), f32_only ? "F32" : "F32 or F16");
+        return NULL;
+    }
+    return t;
+}
+
+static int get_vec(const gguf_file *f, const char *name, int n, const float **out)
+{
+    const gguf_tensor *t = get_tensor(f, name, 1, n, 0, 0);
+    if (!t)
+        return -1;
+    *out = t->data;
+    return 0;
+}
+
+static int get_mat(const gguf_file *f, const char *name, int rows, int cols, matrix *out)
+{
+    const gguf_tensor *t = get_tensor(f, name, 0, rows, cols, 0);
+    if (!t)
+        return -1;
+    out->data = t->data;
+    out->type = (int)t->type;
+    out->rows = rows;
+    out->cols = cols;
+    return 0;
+}
+
+static size_t mat_bytes(const matrix *m)
+{
+    return (size_t)m->rows * (size_t)m->cols * (m->type == GGML_TYPE_F16 ? 2 : 4);
+}
+
+static int load_config(model *m)
+{
+    const gguf_file *f = &m->file;
+    const char *arch = get_str(f, "general.architecture");
+    if (!arch || strcmp(arch, ARCH) != 0) {
+        log_error("%s: general.architecture is %s%s%s, expected \"" ARCH "\"" REGEN, f->path,
+                  arch ? "\"" : "", arch ? arch : "missing", arch ? "\"" : "");
+        return -1;
+    }
+    model_config *c = &m->cfg;
+    if (get_uint(f, "continuo.n_layers", 256, &c->n_layers) || get_uint(f, "continuo.d_model", 16384, &c->d_model)
+        || get_uint(f, "continuo.n_heads", 1024, &c->n_heads) || get_uint(f, "continuo.d_ff", 65536, &c->d_ff)
+        || get_uint(f, "continuo.max_rel", 65536, &c->max_rel) || get_uint(f, "continuo.context", 65536, &c->context)
+        || get_uint(f, "continuo.vocab_size", 65536, &c->vocab_size))
+        return -1;
+    if (c->n_layers < 1 || c->d_model < 1 || c->n_heads < 1 || c->d_ff < 1 || c->max_rel < 1
+        || c->context < 2 || c->vocab_size < 2 || c->d_model % c->n_heads != 0) {
+        log_error("%s: hyperparameters out of range (n_layers %d, d_model %d, n_heads %d, d_ff %d, "
+                  "max_rel %d, context %d, vocab_size %d; d_model must be a multiple of n_heads)" REGEN,
+                  f->path, c->n_layers, c->d_model, c->n_heads, c->d_ff, c->max_rel, c->context, c->vocab_size);
+        return -1;
+    }
+    c->d_head = c->d_model / c->n_heads;
+    c->ln_eps = 1e-5f;
+    const gguf_kv *eps = gguf_find_kv(f, "continuo.layer_norm_eps");
+    if (eps && (eps->type == GGUF_TYPE_FLOAT32 || eps->type == GGUF_TYPE_FLOAT64) && eps->f > 0 && eps->f < 1)
+        c->ln_eps = (float)eps->f;
+
+    model_vocab *v = &m->vocab;
+    const char *vname = get_str(f, "continuo.vocab.name");
+    if (!vname) {
+        log_error("%s: metadata key 'continuo.vocab.name' is missing or not a string" REGEN, f->path);
+        return -1;
+    }
+    snprintf(v->name, sizeof v->name, "%s", vname);
+    if (get_uint(f, "continuo.vocab.size", 65536, &v->size)
+        || get_uint(f, "continuo.vocab.has_pad_eos", 1, &v->has_pad_eos)
+        || get_uint(f, "continuo.vocab.min_pitch", 127, &v->min_pitch)
+        || get_uint(f, "continuo.vocab.max_pitch", 127, &v->max_pitch)
+        || get_uint(f, "continuo.vocab.n_time_shifts", 65536, &v->n_time_shifts)
+        || get_uint(f, "continuo.vocab.step_ms", 65536, &v->step_ms)
+        || get_uint(f, "continuo.vocab.n_velocity_bins", 128, &v->n_velocity_bins)
+        || get_uint(f, "continuo.vocab.note_on_base", 65536, &v->note_on_base)
+        || get_uint(f, "continuo.vocab.note_off_base", 65536, &v->note_off_base)
+        || get_uint(f, "continuo.vocab.time_shift_base", 65536, &v->time_shift_base)
+        || get_uint(f, "continuo.vocab.velocity_base", 65536, &v->velocity_base))
+        return -1;
+    if (v->size != c->vocab_size) {
+        log_error("%s: continuo.vocab.size %d differs from continuo.vocab_size %d" REGEN, f->path,
+                  v->size, c->vocab_size);
+        return -1;
+    }
+    model_provenance *p = &m->prov;
+    p->data = get_str(f, "continuo.provenance.data");
+    p->date = get_str(f, "continuo.provenance.date");
+    p->command = get_str(f, "continuo.provenance.command");
+    const gguf_kv *kv = gguf_find_kv(f, "continuo.provenance.steps");
+    p->steps = kv && kv->type != GGUF_TYPE_STRING && kv->type != GGUF_TYPE_ARRAY ? (long long)kv->i : -1;
+    kv = gguf_find_kv(f, "continuo.provenance.valid_nll");
+    p->valid_nll = kv && kv->type != GGUF_TYPE_STRING && kv->type != GGUF_TYPE_ARRAY ? kv->f : NAN;
+    m->name = get_str(f, "general.name");
+    if (!m->name)
+        m->name = "";
+    return 0;
+}
+
+static int load_weights(model *m)
+{
+    const gguf_file *f = &m->file;
+    const model_config *c = &m->cfg;
+    model_weights *w = &m->w;
+    int d = c->d_model;
+    char name[64];
+    w->layers = calloc((size_t)c->n_layers, sizeof *w->layers);
+    if (!w->layers) {
+        log_error("%s: out of memory", f->path);
+        return -1;
+    }
+    if (get_mat(f, "token_embd.weight", c->vocab_size, d, &w->token_embd)
+        || get_vec(f, "output_norm.weight", d, &w->out_norm_w) || get_vec(f, "output_norm.bias", d, &w->out_norm_b))
+        return -1;
+    size_t vec_bytes = 4 * (size_t)(2 * d);
+    w->decode_bytes = mat_bytes(&w->token_embd) + vec_bytes;
+    w->bytes = w->decode_bytes;
+    for (int l = 0; l < c->n_layers; l++) {
+        layer_weights *L = &w->layers[l];
+#define NM(s) (snprintf(name, sizeof name, "blk.%d." s, l), name)
+        if (get_vec(f, NM("attn_norm.weight"), d, &L->attn_norm_w) || get_vec(f, NM("attn_norm.bias"), d, &L->attn_norm_b)
+            || get_mat(f, NM("attn_q.weight"), d, d, &L->wq) || get_mat(f, NM("attn_k.weight"), d, d, &L->wk)
+            || get_mat(f, NM("attn_v.weight"), d, d, &L->wv) || get_mat(f, NM("attn_output.weight"), d, d, &L->wo)
+            || get_vec(f, NM("ffn_norm.weight"), d, &L->ffn_norm_w) || get_vec(f, NM("ffn_norm.bias"), d, &L->ffn_norm_b)
+            || get_mat(f, NM("ffn_up.weight"), c->d_ff, d, &L->w_up) || get_vec(f, NM("ffn_up.bias"), c->d_ff, &L->b_up)
+            || get_mat(f, NM("ffn_down.weight"), d, c->d_ff, &L->w_down) || get_vec(f, NM("ffn_down.bias"), d, &L->b_down))
+            return -1;
+        const gguf_tensor *t = get_tensor(f, NM("attn_rel.weight"), 0, c->n_heads, c->max_rel, c->d_head);
+#undef NM
+        if (!t)
+            return -1;
+        L->er = (matrix){ t->data, (int)t->type, c->n_heads * c->max_rel, c->d_head };
+        size_t b = mat_bytes(&L->wq) + mat_bytes(&L->wk) + mat_bytes(&L->wv) + mat_bytes(&L->wo)
+                   + mat_bytes(&L->w_up) + mat_bytes(&L->w_down) + 4 * (size_t)(5 * d + c->d_ff);
+        w->bytes += b + mat_bytes(&L->er);
+        w->decode_bytes += b;   /* E_r: only min(position, max_rel) rows are read, counted apart */
+        const matrix *all[] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->w_up, &L->w_down, &L->er };
+        for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+            m->f16 |= all[k]->type == GGML_TYPE_F16;
+    }
+    m->f16 |= w->token_embd.type == GGML_TYPE_F16;
+    w->n_params = (size_t)c->vocab_size * d + 2 * (size_t)d
+                  + (size_t)c->n_layers * (4 * (size_t)d * d + (size_t)c->n_heads * c->max_rel * c->d_head
+                                           + 2 * (size_t)d * c->d_ff + 5 * (size_t)d + (size_t)c->d_ff);
+    return 0;
+}
+
+int model_load(model *m, const char *path)
+{
+    memset(m, 0, sizeof *m);
+    if (gguf_open(&m->file, path))
+        return -1;
+    if (load_config(m) || load_weights(m)) {
+        model_free(m);
+        return -1;
+    }
+    return 0;
+}
+
+void model_free(model *m)
+{
+    if (!m)
+        return;
+    free(m->w.layers);
+    gguf_close(&m->file);
+    memset(m, 0, sizeof *m);
+}
+
+int model_resolve_path(const char *explicit_path, char *out, size_t n)
+{
+    if (explicit_path) {
+        snprintf(out, n, "%s", explicit_path);
+        return 0;
+    }
+    const char *env = getenv("CONTINUO_MODEL");
+    char cands[3][1024];
+    int nc = 0;
+    if (env && *env)
+        snprintf(cands[nc++], sizeof cands[0], "%s", env);
+    snprintf(cands[nc++], sizeof cands[0], "%s/continuo-default.gguf", CONTINUO_DATADIR);
+    snprintf(cands[nc++], sizeof cands[0], "models/continuo-default.gguf");
+    for (int i = 0; i < nc; i++)
+        if (access(cands[i], R_OK) == 0) {
+            snprintf(out, n, "%s", cands[i]);
+            return 0;
+        }
+    log_error("no model file: tried %s%s%s%s and %s; pass --model FILE or set CONTINUO_MODEL "
+              "(make one with train/train.py, or a random one with train/export.py --random)",
+              env && *env ? "$CONTINUO_MODEL=" : "", env && *env ? cands[0] : "",
+              env && *env ? ", " : "", cands[nc - 2], cands[nc - 1]);
+    return -1;
+}
+
+int model_check_vocab(const model *m, const vocab *v)
+{
+    const model_vocab *a = &m->vocab;
+    if (strcmp(a->name, v->name) != 0 || a->size != v->size || a->has_pad_eos != v->has_pad_eos
+        || a->min_pitch != v->min_pitch || a->max_pitch != v->max_pitch
+        || a->n_time_shifts != v->n_time_shifts || a->step_ms != v->step_ms
+        || a->n_velocity_bins != v->n_velocity_bins || a->note_on_base != v->note_on_base
+        || a->note_off_base != v->note_off_base || a->time_shift_base != v->time_shift_base
+        || a->velocity_base != v->velocity_base) {
+        log_error("%s: the model's vocabulary '%s' (%d ids, bases %d/%d/%d/%d) does not match this "
+                  "build's layout '%s' (%d ids, bases %d/%d/%d/%d)", m->file.path, a->name, a->size,
+                  a->note_on_base, a->note_off_base, a->time_shift_base, a->velocity_base, v->name,
+                  v->size, v->note_on_base, v->note_off_base, v->time_shift_base, v->velocity_base);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ run state */
+
+static float *alloc_floats(size_t n, int *fail)
+{
+    if (n == 0)
+        n = 1;
+    float *p = NULL;
+    if (posix_memalign((void **)&p, 64, n * sizeof(float)) != 0) {
+        *fail = 1;
+        return NULL;
+    }
+    memset(p, 0, n * sizeof(float));
+    return p;
+}
+
+int model_state_init(model_state *s, const model *m, int n_threads)
+{
+    memset(s, 0, sizeof *s);
+    const model_config *c = &m->cfg;
+    s->m = m;
+    s->keep = c->context - c->context / 4;
+    size_t C = (size_t)c->context, d = (size_t)c->d_model, L = (size_t)c->n_layers;
+    size_t mr = (size_t)(c->max_rel < c->context ? c->max_rel : c->context);
+    size_t big = (size_t)c->vocab_size * d;
+    if ((size_t)c->d_ff * d > big)
+        big = (size_t)c->d_ff * d;
+    if ((size_t)c->n_heads * c->max_rel * c->d_head > big)
+        big = (size_t)c->n_heads * c->max_rel * c->d_head;
+    int fail = 0;
+    s->tokens = calloc(C, sizeof *s->tokens);
+    fail |= !s->tokens;
+    s->k_cache = alloc_floats(L * C * d, &fail);
+    s->v_cache = alloc_floats(L * C * d, &fail);
+    s->logits = alloc_floats((size_t)c->vocab_size, &fail);
+    s->x = alloc_floats(d, &fail);
+    s->xb = alloc_floats(d, &fail);
+    s->q = alloc_floats(d, &fail);
+    s->att = alloc_floats(d, &fail);
+    s->hb = alloc_floats((size_t)c->d_ff, &fail);
+    s->scores = alloc_floats((size_t)c->n_heads * C, &fail);
+    s->rel = alloc_floats((size_t)c->n_heads * (size_t)c->max_rel, &fail);
+    s->X = alloc_floats(C * d, &fail);
+    s->XB = alloc_floats(C * d, &fail);
+    s->Q = alloc_floats(C * d, &fail);
+    s->ATT = alloc_floats(C * d, &fail);
+    s->H = alloc_floats(C * (size_t)c->d_ff, &fail);
+    s->S = alloc_floats(C * C, &fail);
+    s->R = alloc_floats(C * mr, &fail);
+    s->wtmp = m->f16 ? alloc_floats(big, &fail) : NULL;
+    if (fail) {
+        log_error("%s: out of memory for the run state (context %d)", m->file.path, c->context);
+        model_state_free(s);
+        return -1;
+    }
+    s->pool = pool_new(n_threads);
+    if (!s->pool) {
+        model_state_free(s);
+        return -1;
+    }
+    openblas_set_num_threads(n_threads < 1 ? 1 : n_threads);
+    return 0;
+}
+
+void model_state_free(model_state *s)
+{
+    if (!s)
+        return;
+    pool_free(s->pool);
+    float *bufs[] = { s->k_cache, s->v_cache, s->logits, s->x, s->xb, s->q, s->att, s->hb, s->scores,
+                      s->rel, s->X, s->XB, s->Q, s->ATT, s->H, s->S, s->R, s->wtmp };
+    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
+        free(bufs[k]);
+    free(s->tokens);
+    memset(s, 0, sizeof *s);
+}
+
+void model_state_reset(model_state *s)
+{
+    s->n = 0;
+}

@@ -1,0 +1,142 @@
+/* model.h: the Music Transformer: hyperparameters, weights mapped from a GGUF file, run state with KV cache. */
+#ifndef CONTINUO_MODEL_H
+#define CONTINUO_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/gguf.h"
+#include "model/kernels.h"
+#include "model/pool.h"
+
+/* Hyperparameters (continuo.* keys; models/FORMAT.md). */
+typedef struct model_config {
+    int n_layers;
+    int d_model;
+    int n_heads;
+    int d_head;             /* d_model / n_heads */
+    int d_ff;
+    int max_rel;            /* relative distances >= max_rel add nothing */
+    int context;            /* longest window the model runs on */
+    int vocab_size;
+    float ln_eps;           /* LayerNorm epsilon (1e-5) */
+} model_config;
+
+/* The vocabulary layout the model was trained on (continuo.vocab.*);
+ * compare with the codec's with model_check_vocab. */
+typedef struct model_vocab {
+    char name[32];
+    int size, has_pad_eos, min_pitch, max_pitch, n_time_shifts, step_ms, n_velocity_bins;
+    int note_on_base, note_off_base, time_shift_base, velocity_base;
+} model_vocab;
+
+/* Training provenance (continuo.provenance.*); strings borrowed from the file. */
+typedef struct model_provenance {
+    const char *data;       /* NULL if absent */
+    const char *date;
+    const char *command;
+    long long   steps;      /* -1 if absent */
+    double      valid_nll;  /* NAN if absent */
+} model_provenance;
+
+/* One Transformer block's weights: pointers into the mapped file. */
+typedef struct layer_weights {
+    const float *attn_norm_w;   /* (d_model) */
+    const float *attn_norm_b;   /* (d_model) */
+    matrix wq;                  /* (d_model out, d_model in) */
+    matrix wk;                  /* (d_model, d_model) */
+    matrix wv;                  /* (d_model, d_model) */
+    matrix wo;                  /* (d_model, d_model) */
+    matrix er;                  /* (n_heads * max_rel, d_head): head h's table is rows h*max_rel .. */
+    const float *ffn_norm_w;    /* (d_model) */
+    const float *ffn_norm_b;    /* (d_model) */
+    matrix w_up;                /* (d_ff, d_model) */
+    const float *b_up;          /* (d_ff) */
+    matrix w_down;              /* (d_model, d_ff) */
+    const float *b_down;        /* (d_model) */
+} layer_weights;
+
+typedef struct model_weights {
+    matrix token_embd;          /* (vocab_size, d_model); also the output projection (tied) */
+    layer_weights *layers;      /* (n_layers); owned */
+    const float *out_norm_w;    /* (d_model) */
+    const float *out_norm_b;    /* (d_model) */
+    size_t n_params;
+    size_t bytes;               /* bytes of all weight data in the file */
+    size_t decode_bytes;        /* weight bytes read per decoded event */
+} model_weights;
+
+typedef struct model {
+    gguf_file file;             /* the mapping; weights point into it */
+    model_config cfg;
+    model_vocab vocab;
+    model_provenance prov;
+    model_weights w;
+    const char *name;           /* general.name, or "" */
+    int f16;                    /* 1 when any matrix is stored as F16 */
+} model;
+
+/* Maps PATH and checks everything (structure, keys, every tensor's name,
+ * type and shape against the hyperparameters). On a bad file logs one
+ * error naming the file, byte offset and key/tensor, with how to
+ * regenerate it, and returns -1 (nothing to free). */
+int  model_load(model *m, const char *path);
+void model_free(model *m);
+
+/* The model file to use: EXPLICIT when not NULL, else $CONTINUO_MODEL, else
+ * CONTINUO_DATADIR/continuo-default.gguf, else ./models/continuo-default.gguf,
+ * the first that exists. Writes it to OUT (N bytes) and returns 0; if none
+ * exists logs the places tried and returns -1. */
+int model_resolve_path(const char *explicit_path, char *out, size_t n);
+
+/* 0 when the model's vocabulary matches the codec layout given by fields;
+ * else logs what differs and returns -1. */
+struct vocab;
+int model_check_vocab(const model *m, const struct vocab *v);
+
+/* Run state: activations and KV cache, all allocated by model_state_init;
+ * prefill and decode allocate nothing. Borrows the model. */
+typedef struct model_state {
+    const model *m;
+    pool *pool;                 /* n_threads workers; owned */
+    int n;                      /* tokens in the cache, 0..context */
+    int keep;                   /* tokens kept when the window slides: context - context/4 */
+    int n_slides;               /* times the window slid (statistics) */
+    int *tokens;                /* (context) the tokens in the cache, oldest first */
+    float *k_cache;             /* (n_layers, context, d_model) */
+    float *v_cache;             /* (n_layers, context, d_model) */
+    float *logits;              /* (vocab_size) after the last prefill/decode */
+    /* decode: one event */
+    float *x;                   /* (d_model) residual stream */
+    float *xb;                  /* (d_model) normalized */
+    float *q;                   /* (d_model) */
+    float *att;                 /* (d_model) attention output, heads concatenated */
+    float *hb;                  /* (d_ff) */
+    float *scores;              /* (n_heads, context) */
+    float *rel;                 /* (n_heads, max_rel) */
+    /* prefill: a whole window */
+    float *X;                   /* (context, d_model) */
+    float *XB;                  /* (context, d_model) */
+    float *Q;                   /* (context, d_model) */
+    float *ATT;                 /* (context, d_model) */
+    float *H;                   /* (context, d_ff) */
+    float *S;                   /* (context, context) scores of one head */
+    float *R;                   /* (context, min(context, max_rel)) q . E_r of one head */
+    float *wtmp;                /* (largest matrix) F16 weights converted for sgemm */
+} model_state;
+
+int  model_state_init(model_state *s, const model *m, int n_threads);
+void model_state_free(model_state *s);
+void model_state_reset(model_state *s);
+
+/* Runs TOKENS (1 <= n <= context) from an empty cache. The last row's logits
+ * land in s->logits; ALL_LOGITS, when not NULL, gets all n rows (n, vocab).
+ * Returns 0, or -1 for a bad argument (logged). */
+int model_prefill(model_state *s, const int *tokens, int n, float *all_logits);
+/* Appends TOKEN after the cached ones and returns the logits for the next
+ * event (s->logits). When the cache holds `context` tokens the window
+ * slides first: the last `keep` tokens are prefilled again, so the result
+ * equals a fresh run on that window. Allocates nothing. */
+const float *model_decode(model_state *s, int token);
+
+#endif

@@ -1,0 +1,55 @@
+/* sampler.h: picks the next event from logits: temperature, top-k, top-p, min-p, a seeded RNG and a mask of events the decoder would discard. */
+#ifndef CONTINUO_SAMPLER_H
+#define CONTINUO_SAMPLER_H
+
+#include <stdint.h>
+
+struct vocab;
+struct perf_decoder;
+
+typedef struct sampler_opts {
+    float    temperature;   /* 0: greedy (argmax); default 1 */
+    int      top_k;         /* keep the K most likely; 0: off */
+    float    top_p;         /* keep the smallest set with mass >= P; 1: off */
+    float    min_p;         /* drop events below MIN_P times the most likely; 0: off */
+    uint64_t seed;          /* same seed, same logits: same choices */
+} sampler_opts;
+
+void sampler_opts_default(sampler_opts *o);
+
+typedef struct sampler_candidate {
+    float p;
+    int id;
+} sampler_candidate;
+
+/* The sampler owns its RNG and scratch; sampling allocates nothing. */
+typedef struct sampler {
+    sampler_opts opts;
+    int vocab_size;
+    uint64_t rng;           /* xorshift64* state */
+    float *probs;           /* (vocab_size) scratch; owned */
+    sampler_candidate *order;   /* (vocab_size) scratch; owned */
+    uint8_t *forbidden;     /* (vocab_size) 1: never chosen; owned */
+} sampler;
+
+/* Returns 0, or -1 on a bad option or no memory (logged). */
+int  sampler_init(sampler *s, int vocab_size, const sampler_opts *o);
+void sampler_free(sampler *s);
+
+void sampler_allow_all(sampler *s);
+void sampler_forbid(sampler *s, int id);
+/* Forbids what the streaming decoder D would discard or what breaks the
+ * performance: PAD, EOS unless ALLOW_EOS, NOTE_OFF of a silent pitch, and a
+ * NOTE_ON of a silent pitch while MAX_HELD notes already sound (0: no cap).
+ * V gives the id layout; only its fields and D's fields are read. */
+void sampler_mask_from_decoder(sampler *s, const struct vocab *v, const struct perf_decoder *d,
+                               int max_held, int allow_eos);
+
+/* The next id from LOGITS (vocab_size, not modified). If every id is
+ * forbidden, returns the most likely one regardless. */
+int  sampler_sample(sampler *s, const float *logits);
+
+/* A uniform float in [0, 1) from the sampler's RNG. */
+float sampler_random(sampler *s);
+
+#endif

@@ -1,0 +1,279 @@
+"""servetest.py: start `continuo serve` in a private runtime dir and talk to it (shared by the daemon tests)."""
+
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+CONTINUO = os.environ.get("CONTINUO", "continuo")
+if os.sep in CONTINUO:
+    CONTINUO = os.path.abspath(CONTINUO)
+SRC = os.environ.get("CONTINUO_SRC", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL:", what, file=sys.stderr)
+    return cond
+
+
+def done():
+    if failures:
+        print("%d check(s) failed" % failures, file=sys.stderr)
+        sys.exit(1)
+    sys.exit(0)
+
+
+def sanitized():
+    """True when the binary runs under ASan (slower: timing limits are relaxed)."""
+    try:
+        out = subprocess.run(["ldd", CONTINUO], capture_output=True, text=True).stdout
+        return "libasan" in out or "libubsan" in out
+    except OSError:
+        return False
+
+
+class Service:
+    """One `continuo serve` with a FIFO input, in its own temporary folder."""
+
+    def __init__(self, *sets, config_text=None, output="none", env_extra=None):
+        self.dir = tempfile.mkdtemp(prefix="continuo-test-")
+        self.runtime = os.path.join(self.dir, "run")
+        os.mkdir(self.runtime, 0o700)
+        self.sock = os.path.join(self.runtime, "continuo", "ctl")
+        self.fifo_in = os.path.join(self.dir, "in")
+        os.mkfifo(self.fifo_in, 0o600)
+        self.env = dict(os.environ, XDG_RUNTIME_DIR=self.runtime,
+                        XDG_CONFIG_HOME=os.path.join(self.dir, "config"),
+                        XDG_CONFIG_DIRS=os.path.join(self.dir, "xdg"))
+        if env_extra:
+            self.env.update(env_extra)
+        args = [CONTINUO, "serve", "--set", "model=echo", "--set", "input=fifo:" + self.fifo_in,
+                "--set", "output=" + output]
+        if config_text is not None:
+            path = os.path.join(self.dir, "test.conf")
+            with open(path, "w") as f:
+                f.write(config_text)
+            args += ["--config", path]
+        for s in sets:
+            args += ["--set", s]
+        self.log_path = os.path.join(self.dir, "serve.log")
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(args, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.t_start = time.monotonic()
+        self.writer = None
+        deadline = time.monotonic() + 20
+        while not os.path.exists(self.sock):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("continuo serve did not start:\n" + self.read_log())
+            time.sleep(0.01)
+        # The socket appears before the model and ports are ready: wait for an answer.
+        while True:
+            try:
+                if self.request("status").startswith("ok"):
+                    break
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("continuo serve does not answer:\n" + self.read_log())
+            time.sleep(0.02)
+
+    def read_log(self):
+        if not self.log.closed:
+            self.log.flush()
+        with open(self.log_path) as f:
+            return f.read()
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        s.connect(self.sock)
+        return s
+
+    def request(self, line):
+        s = self.connect()
+        s.sendall(line.encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        return data.decode(errors="replace").strip()
+
+    def ctl(self, *args):
+        r = subprocess.run([CONTINUO, "ctl", "--socket", self.sock] + list(args),
+                           capture_output=True, text=True, env=self.env)
+        return r.returncode, r.stdout.strip(), r.stderr.strip()
+
+    def play(self, data):
+        """Writes raw MIDI bytes to the input FIFO now."""
+        if self.writer is None:
+            self.writer = os.open(self.fifo_in, os.O_WRONLY)
+        os.write(self.writer, bytes(data))
+
+    def play_motif(self, notes, gap=0.0):
+        """NOTES: (pitch, velocity, seconds held) played one after the other in real time."""
+        for pitch, vel, held in notes:
+            self.play([0x90, pitch, vel])
+            time.sleep(held)
+            self.play([0x80, pitch, 0])
+            if gap:
+                time.sleep(gap)
+
+    def stop(self, sig=15, timeout=10):
+        """Sends SIG; returns (exit status, seconds from the signal to the exit)."""
+        # Popen.wait(timeout) polls with sleeps of up to 50 ms: wait blocking,
+        # with a timer to kill a service that hangs.
+        killer = threading.Timer(timeout, self.proc.kill)
+        killer.start()
+        t = time.monotonic()
+        self.proc.send_signal(sig)
+        rc = self.proc.wait()
+        elapsed = time.monotonic() - t
+        killer.cancel()
+        if self.writer is not None:
+            os.close(self.writer)
+            self.writer = None
+        self.log.close()
+        return rc, elapsed
+
+    def cleanup(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class FifoReader:
+    """Reads a FIFO the service writes raw MIDI to, timestamping each chunk."""
+
+    def __init__(self, path):
+        if not os.path.exists(path):
+            os.mkfifo(path, 0o600)
+        self.path = path
+        self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        self.chunks = []
+        self.stopping = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        import select
+        while not self.stopping:
+            r, _, _ = select.select([self.fd], [], [], 0.05)
+            if r:
+                try:
+                    data = os.read(self.fd, 65536)
+                except BlockingIOError:
+                    continue
+                if data:
+                    self.chunks.append((time.monotonic(), data))
+
+    def close(self):
+        time.sleep(0.1)
+        self.stopping = True
+        self.thread.join()
+        os.close(self.fd)
+
+    def data(self):
+        return b"".join(c for _, c in self.chunks)
+
+
+def parse_midi_bytes(data):
+    """Raw MIDI bytes (with running status) -> list of (status, d1, d2)."""
+    out, running, i = [], 0, 0
+    lengths = {0x80: 2, 0x90: 2, 0xA0: 2, 0xB0: 2, 0xC0: 1, 0xD0: 1, 0xE0: 2}
+    while i < len(data):
+        b = data[i]
+        if b >= 0xF8:
+            i += 1
+            continue
+        if b & 0x80:
+            running = b
+            i += 1
+        if running < 0x80 or running >= 0xF0:
+            i += 1
+            continue
+        n = lengths[running & 0xF0]
+        args = list(data[i:i + n]) + [0, 0]
+        out.append((running, args[0], args[1] if n == 2 else 0))
+        i += n
+    return out
+
+
+def unended_notes(messages):
+    """Notes switched on and never off, from (status, d1, d2) messages;
+    CC 123 (all notes off) ends a channel's notes."""
+    on = {}
+    for st, d1, d2 in messages:
+        kind, ch = st & 0xF0, st & 0x0F
+        if kind == 0x90 and d2 > 0:
+            on[(ch, d1)] = on.get((ch, d1), 0) + 1
+        elif kind == 0x80 or (kind == 0x90 and d2 == 0):
+            if on.get((ch, d1), 0) > 0:
+                on[(ch, d1)] = 0
+        elif kind == 0xB0 and d1 == 123:
+            for k in list(on):
+                if k[0] == ch:
+                    on[k] = 0
+    return [k for k, v in on.items() if v > 0]
+
+
+def read_smf(path):
+    """A minimal Standard MIDI File reader: {track name: [(tick, status, d1, d2)]}, division."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"MThd":
+        raise ValueError("not a MIDI file")
+    hlen, fmt, ntrk, div = struct.unpack(">IHHH", data[4:14])
+    pos = 8 + hlen
+    tracks = {}
+    for t in range(ntrk):
+        if data[pos:pos + 4] != b"MTrk":
+            raise ValueError("track %d: no MTrk" % t)
+        tlen = struct.unpack(">I", data[pos + 4:pos + 8])[0]
+        end = pos + 8 + tlen
+        if end > len(data):
+            raise ValueError("track %d: truncated" % t)
+        p, tick, running, name, events = pos + 8, 0, 0, "track%d" % t, []
+        while p < end:
+            delta = 0
+            while True:
+                b = data[p]
+                p += 1
+                delta = (delta << 7) | (b & 0x7F)
+                if not b & 0x80:
+                    break
+            tick += delta
+            st = data[p]
+            if st == 0xFF:
+                mtype, ln = data[p + 1], data[p + 2]
+                if mtype == 0x03:
+                    name = data[p + 3:p + 3 + ln].decode(errors="replace")
+                p += 3 + ln   # lengths here are short (< 128)
+                continue
+            if st in (0xF0, 0xF7):
+                ln = data[p + 1]
+                p += 2 + ln
+                continue
+            if st & 0x80:
+                running = st
+                p += 1
+            n = 1 if (running & 0xF0) in (0xC0, 0xD0) else 2
+            args = list(data[p:p + n]) + [0]
+            events.append((tick, running, args[0], args[1] if n == 2 else 0))
+            p += n
+        tracks[name] = events
+        pos = end
+    return tracks, div

@@ -1,0 +1,91 @@
+/* test_config.c: the option table, value parsing and config file errors. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "daemon/options.h"
+
+static int load(config *c, const char *text)
+{
+    return config_load_text(c, text, strlen(text), "test.conf");
+}
+
+int main(void)
+{
+    config c, d;
+    char buf[CONFIG_STR_MAX], why[256];
+
+    /* Every default parses and formats back to itself. */
+    config_defaults(&c);
+    for (size_t i = 0; i < config_n_options; i++) {
+        const option_def *o = &config_options[i];
+        config_format(&c, o, buf, sizeof buf);
+        if (o->type == OPT_DOUBLE)
+            CHECK_NEAR(atof(buf), atof(o->default_value), 1e-12);
+        else
+            CHECK(strcmp(buf, o->default_value) == 0);
+        CHECK(o->help && o->help[0]);
+        CHECK(config_find(o->name) == o);
+    }
+    CHECK_NEAR(c.temperature, 1.0, 0);
+    CHECK_INT(c.phrase_silence_ms, 800);
+    CHECK_INT(c.midi_thru, 1);
+    CHECK_INT(c.on_missing_soundfont, MISSING_SF_ERROR);
+    CHECK(config_find("no_such_key") == NULL);
+
+    /* A file sets values; comments, blank lines, quotes and sections are fine. */
+    CHECK_INT(load(&c, "# comment\n\n[sampling]\ntemperature = 0.5\n top_k=40 \r\n"
+                        "soundfont = \"/a b/#c.sf2\"\nmidi_thru = no\n"
+                        "on_missing_soundfont = midi-only\naudio_driver=file\n"), 0);
+    CHECK_NEAR(c.temperature, 0.5, 1e-12);
+    CHECK_INT(c.top_k, 40);
+    CHECK(strcmp(c.soundfont, "/a b/#c.sf2") == 0);
+    CHECK_INT(c.midi_thru, 0);
+    CHECK_INT(c.on_missing_soundfont, MISSING_SF_MIDI_ONLY);
+    CHECK_INT(c.audio_driver, AUDIO_FILE);
+
+    /* Unknown keys are warnings (counted), the rest still applies. */
+    config_defaults(&c);
+    CHECK_INT(load(&c, "tempreature = 3\ntop_p = 0.5\nfoo = bar\n"), 2);
+    CHECK_NEAR(c.top_p, 0.5, 1e-12);
+
+    /* Bad values and bad lines are errors. */
+    static const char *const bad[] = {
+        "temperature = hot\n", "temperature = 9\n", "temperature = nan\n",
+        "top_k = -1\n", "top_k = 1.5\n", "top_k = \n", "midi_thru = maybe\n",
+        "audio_driver = jack\n", "just a line\n", "= 3\n", "soundfont = \"x\n",
+        "[section\n", "seed = 99999999999999999999\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        config_defaults(&c);
+        d = c;
+        CHECK_INT(load(&c, bad[i]), -1);
+    }
+    /* A bad value leaves the field untouched. */
+    config_defaults(&c);
+    CHECK(config_set(&c, config_find("temperature"), "7", why, sizeof why) < 0);
+    CHECK_STR_CONTAINS(why, "expected a number from 0.05 to 4");
+    CHECK_NEAR(c.temperature, 1.0, 0);
+    CHECK(config_set(&c, config_find("audio_driver"), "jack", why, sizeof why) < 0);
+    CHECK_STR_CONTAINS(why, "alsa|pulseaudio|file");
+
+    /* --set form. */
+    CHECK_INT(config_set_arg(&c, "top_p=0.25"), 0);
+    CHECK_NEAR(c.top_p, 0.25, 1e-12);
+    CHECK_INT(config_set_arg(&c, "top_p"), -1);
+    CHECK_INT(config_set_arg(&c, "nope=1"), -1);
+
+    /* A huge line is an error, not a crash. */
+    size_t n = 100000;
+    char *huge = malloc(n + 1);
+    memset(huge, 'a', n);
+    huge[n] = '\0';
+    CHECK_INT(config_load_text(&c, huge, n, "huge.conf"), -1);
+    free(huge);
+    /* Binary junk. */
+    static const char junk[] = "model = \0\xff\n";
+    CHECK_INT(config_load_text(&c, junk, sizeof junk - 1, "junk.conf"), -1);
+    (void)d;
+    return CHECK_DONE();
+}

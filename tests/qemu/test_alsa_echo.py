@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+"""test_alsa_echo.py: midi_echo on real ALSA sequencer ports in a qemu guest.
+
+1. aplaymidi plays a motif into continuo:0, midi_echo (ALSA in, ALSA out,
+   +12 semitones) forwards it, arecordmidi records continuo:1: the recording
+   holds the same messages, notes an octave up, in order and on time.
+2. Reconnection: midi_echo is told to connect the source port "feeder:1";
+   a feeder client (a second midi_echo fed from a FIFO) appears, sends,
+   exits, and appears again (with a new client number): both rounds of
+   notes reach the recording.
+3. PortMidi: midi_echo reads "portmidi:Midi Through" (aplaymidi plays into
+   Midi Through) and writes continuo:1: the same recording as in 1.
+4. Raw MIDI devices: midi_echo reads /dev/snd/midiC0D0 (VirMIDI 0-0, which
+   aplaymidi plays into) and writes /dev/snd/midiC0D1 (VirMIDI 0-1, which
+   arecordmidi records): the same recording as in 1.
+5. midi_echo -l lists the ALSA and PortMidi ports the guest has.
+Exit 77 (skip) when qemu or the kernel cannot be had.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+import midifile  # noqa: E402
+
+echo = os.path.abspath(sys.argv[1])
+
+# The motif: 8 notes 0.12 s apart, a sustain pedal, a pitch bend, a program change.
+motif = [(0.05, [0xC0, 5]), (0.1, [0xB0, 64, 127]), (0.15, [0xE0, 0x00, 0x50])]
+for i, key in enumerate([60, 62, 64, 65, 67, 69, 71, 72]):
+    motif.append((0.2 + 0.12 * i, [0x90, key, 60 + 4 * i]))
+    motif.append((0.2 + 0.12 * i + 0.1, [0x80, key, 0]))
+motif.append((1.3, [0xB0, 64, 0]))
+motif.sort(key=lambda e: e[0])
+n_motif = len(motif)
+
+# For the reconnection phase: raw bytes, running status included.
+feed = bytes([0x91, 50, 100, 52, 100, 0x81, 50, 0, 52, 0])
+n_feed = 4
+
+guest = r"""
+waitfor() {  # FILE TEXT: wait up to 20 s for TEXT to appear in FILE
+    i=0
+    until grep -q "$2" "$1" 2>/dev/null; do
+        i=$((i + 1)); [ $i -gt 200 ] && { echo "timeout waiting for $2 in $1"; return 1; }
+        sleep 0.1
+    done
+}
+rc=0
+echo "== phase 1: aplaymidi -> continuo:0 -> midi_echo -> continuo:1 -> arecordmidi"
+midi_echo -t 12 -n %(n_motif)d -s 60 alsa alsa > e1.out 2> e1.err &
+ECHO=$!
+waitfor e1.out ready || rc=1
+aconnect -l
+arecordmidi -p continuo:1 rec1.mid &
+REC=$!
+sleep 0.5
+aplaymidi -p continuo:0 /motif.mid || rc=1
+wait $ECHO || rc=1
+sleep 0.3
+kill -INT $REC; wait $REC
+cat e1.err
+
+echo "== phase 2: a source port that goes away and comes back"
+mkfifo feed.fifo
+midi_echo -t 12 -n %(n_feed2)d -s 60 alsa:feeder:1 alsa > e2.out 2> e2.err &
+ECHO=$!
+waitfor e2.out ready || rc=1
+arecordmidi -p continuo:1 rec2.mid &
+REC=$!
+for round in 1 2; do
+    midi_echo -c feeder -n %(n_feed)d -s 30 fifo:/tmp/feed.fifo alsa > f.out 2> f.err &
+    FEED=$!
+    waitfor f.out ready || rc=1
+    i=0
+    until aconnect -l | grep -A3 "'feeder'" | grep -q "Connecting To"; do
+        i=$((i + 1)); [ $i -gt 100 ] && { echo "feeder never connected"; rc=1; break; }
+        sleep 0.1
+    done
+    aconnect -l | grep -A3 "'feeder'"
+    cat /feed.raw > feed.fifo
+    wait $FEED || rc=1
+    cat f.err
+    sleep 0.3
+done
+wait $ECHO || rc=1
+sleep 0.3
+kill -INT $REC; wait $REC
+cat e2.err
+
+echo "== phase 3: PortMidi input from Midi Through, ALSA output"
+midi_echo -t 12 -n %(n_motif)d -s 60 "portmidi:Midi Through" alsa > e3.out 2> e3.err &
+ECHO=$!
+waitfor e3.out ready || rc=1
+arecordmidi -p continuo:1 rec3.mid &
+REC=$!
+sleep 0.5
+aplaymidi -p 14:0 /motif.mid || rc=1
+wait $ECHO || rc=1
+sleep 0.3
+kill -INT $REC; wait $REC
+cat e3.err
+
+echo "== phase 4: raw MIDI devices (VirMIDI 0-0 in, VirMIDI 0-1 out)"
+midi_echo -t 12 -n %(n_motif)d -s 60 raw:/dev/snd/midiC0D0 raw:/dev/snd/midiC0D1 > e4.out 2> e4.err &
+ECHO=$!
+waitfor e4.out ready || rc=1
+arecordmidi -p 17:0 rec4.mid &
+REC=$!
+sleep 0.5
+aplaymidi -p 16:0 /motif.mid || rc=1
+wait $ECHO || rc=1
+sleep 0.3
+kill -INT $REC; wait $REC
+cat e4.err
+
+echo "== port list"
+midi_echo -l || rc=1
+
+for f in rec1.mid rec2.mid rec3.mid rec4.mid; do
+    echo "BEGIN $f"
+    od -An -tx1 -v $f
+    echo "END $f"
+done
+exit $rc
+""" % {"n_motif": n_motif, "n_feed": n_feed, "n_feed2": 2 * n_feed}
+
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        print("FAIL:", what)
+        failures += 1
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    midifile.write(os.path.join(tmp, "motif.mid"), motif)
+    with open(os.path.join(tmp, "feed.raw"), "wb") as f:
+        f.write(feed)
+    with open(os.path.join(tmp, "guest.sh"), "w") as f:
+        f.write(guest)
+    start = time.monotonic()
+    p = subprocess.run([os.path.join(here, "run-guest.sh"), "-b", echo,
+                        "-f", os.path.join(tmp, "motif.mid") + ":/motif.mid",
+                        "-f", os.path.join(tmp, "feed.raw") + ":/feed.raw",
+                        os.path.join(tmp, "guest.sh")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    elapsed = time.monotonic() - start
+print(p.stdout)
+print("qemu run took %.1f s, exit status %d" % (elapsed, p.returncode))
+if p.returncode == 77:
+    sys.exit(77)
+check(p.returncode == 0, "guest script exit status %d" % p.returncode)
+
+
+def recording(name):
+    m = re.search(r"^BEGIN %s\n(.*?)^END %s$" % (name, name), p.stdout, re.S | re.M)
+    if not m:
+        return []
+    data = bytes(int(x, 16) for x in m.group(1).split())
+    try:
+        return midifile.read(data)
+    except (ValueError, IndexError) as e:
+        check(False, "%s unreadable: %s" % (name, e))
+        return []
+
+
+# Phase 1: every message arrives, in order, notes +12, timing kept.
+rec = recording("rec1.mid")
+want = []
+for t, msg in motif:
+    st, d1, d2 = msg[0], msg[1], (msg[2] if len(msg) > 2 else 0)
+    if st & 0xF0 in (0x80, 0x90):
+        d1 += 12
+    want.append((t, st, d1, d2))
+got = [(st, d1, d2) for _, st, d1, d2 in rec]
+# arecordmidi may write NOTE OFF as NOTE ON velocity 0
+norm = [(0x80 | (st & 15), d1, 0) if st & 0xF0 == 0x90 and d2 == 0 else (st, d1, d2)
+        for st, d1, d2 in got]
+check(norm == [(st, d1, d2) for _, st, d1, d2 in want],
+      "phase 1 recording:\n got  %s\n want %s" % (norm, [w[1:] for w in want]))
+if len(rec) == len(want):
+    t0 = rec[0][0] - want[0][0]
+    worst = max(abs((r[0] - t0) - w[0]) for r, w in zip(rec, want))
+    print("phase 1: %d messages, worst timing difference %.1f ms" % (len(rec), worst * 1000))
+    check(worst < 0.05, "timing kept within 50 ms (worst %.3f s)" % worst)
+
+# Phase 3: the same through PortMidi (when midi_echo was built with it).
+if "portmidi" in p.stdout and "unknown backend 'portmidi'" not in p.stdout:
+    rec = recording("rec3.mid")
+    got = [(st, d1, d2) for _, st, d1, d2 in rec]
+    norm3 = [(0x80 | (st & 15), d1, 0) if st & 0xF0 == 0x90 and d2 == 0 else (st, d1, d2)
+             for st, d1, d2 in got]
+    check(norm3 == [(st, d1, d2) for _, st, d1, d2 in want],
+          "phase 3 (PortMidi) recording:\n got  %s" % norm3)
+    check("portmidi:Midi Through" in p.stdout, "PortMidi devices listed")
+rec = recording("rec4.mid")
+norm4 = [(0x80 | (st & 15), d1, 0) if st & 0xF0 == 0x90 and d2 == 0 else (st, d1, d2)
+         for _, st, d1, d2 in rec]
+check(norm4 == [(st, d1, d2) for _, st, d1, d2 in want],
+      "phase 4 (raw devices) recording:\n got  %s" % norm4)
+check(re.search(r"^alsa:14:0 +in/out +Midi Through:Midi Through Port-0", p.stdout, re.M),
+      "ALSA ports listed")
+
+# Phase 2: both rounds of the feeder's notes arrive, an octave up.
+rec = recording("rec2.mid")
+notes = [(st & 0xF0, d1) for _, st, d1, d2 in rec if st & 0xF0 in (0x80, 0x90)]
+one_round = [(0x90, 62), (0x90, 64), (0x80, 62), (0x80, 64)]
+norm = [(0x80, k) if s == 0x90 and d2 == 0 else (s, k)
+        for (s, k), (_, _, _, d2) in zip(notes, rec)]
+check(norm == one_round * 2, "phase 2 recording: %s" % norm)
+check(p.stdout.count("went away") >= 1, "the source leaving was noticed")
+check(p.stdout.count("ALSA: connected feeder:1") >= 2, "the source was connected twice")
+
+print("%d failure(s)" % failures)
+sys.exit(1 if failures else 0)

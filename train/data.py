@@ -1,0 +1,309 @@
+"""data.py: training data: token files from `continuo encode`, augmentation, random crops.
+
+The C codec is the one source of truth for events: MIDI files are turned into
+token files by running `continuo encode`, once per time-stretch factor, and the
+results are cached under the run's output folder. Transposition is applied here,
+on events, by shifting NOTE_ON/NOTE_OFF ids inside the vocabulary layout.
+
+Crops are a pure function of (seed, step): batch(step) draws the same global
+batch whatever the number of processes, and rank r of W takes rows r::W. So
+the data position of a run is just its step number (exact resume), and every
+rank sees a different shard of each global batch.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+try:
+    from . import tokfile
+except ImportError:                      # run as a script from train/
+    import tokfile
+
+STRETCHES = (0.95, 0.975, 1.0, 1.025, 1.05)
+
+
+class Layout:
+    """A vocabulary layout, mirroring src/codec/vocab.h: [PAD, EOS]? NOTE_ON,
+    NOTE_OFF, TIME_SHIFT, VELOCITY ranges, in that order."""
+
+    def __init__(self, name, size, has_pad_eos, min_pitch, max_pitch, n_time_shifts=100,
+                 n_velocity_bins=32):
+        self.name = name
+        self.size = size
+        self.has_pad_eos = has_pad_eos
+        self.min_pitch = min_pitch
+        self.max_pitch = max_pitch
+        self.n_pitches = max_pitch - min_pitch + 1
+        self.note_on_base = 2 if has_pad_eos else 0
+        self.note_off_base = self.note_on_base + self.n_pitches
+        self.time_shift_base = self.note_off_base + self.n_pitches
+        self.velocity_base = self.time_shift_base + n_time_shifts
+        assert self.velocity_base + n_velocity_bins == size, name
+        self.pad_id = 0 if has_pad_eos else None
+
+
+LAYOUTS = {
+    "mt310": Layout("mt310", 310, True, 21, 108),
+    "prnn388": Layout("prnn388", 388, False, 0, 127),
+}
+
+
+def layout(name: str) -> Layout:
+    if name not in LAYOUTS:
+        raise ValueError(f"unknown vocabulary {name!r} (known: {', '.join(LAYOUTS)})")
+    return LAYOUTS[name]
+
+
+def transpose(ids: np.ndarray, semitones: int, lay: Layout):
+    """IDS shifted by SEMITONES (NOTE_ON and NOTE_OFF only), or None when a
+    note would leave the layout's pitch range (the example is dropped)."""
+    ids = np.asarray(ids)
+    if semitones == 0:
+        return ids.copy()
+    out = ids.astype(np.int64)
+    for base in (lay.note_on_base, lay.note_off_base):
+        m = (out >= base) & (out < base + lay.n_pitches)
+        if not m.any():
+            continue
+        p = out[m] - base + semitones
+        if p.min() < 0 or p.max() >= lay.n_pitches:
+            return None
+        out[m] = p + base
+    return out.astype(ids.dtype)
+
+
+# ---------------------------------------------------------------------------
+# Progress bar (stderr, only on a terminal; a plain line per step otherwise).
+
+class Progress:
+    def __init__(self, label: str, total: int, stream=sys.stderr):
+        self.label, self.total, self.stream = label, max(total, 1), stream
+        self.tty = stream.isatty()
+        self.t0 = time.monotonic()
+        self.done = 0
+
+    def update(self, done: int, item: str = "") -> None:
+        self.done = done
+        el = time.monotonic() - self.t0
+        if self.tty:
+            w = 30
+            k = int(w * done / self.total)
+            bar = "=" * k + (">" if k < w else "") + " " * max(w - k - 1, 0)
+            self.stream.write(f"\r{self.label}  [{bar}]  {done}/{self.total}  {el:.1f} s  {item[:40]:<40}")
+        else:
+            self.stream.write(f"{self.label}: {done}/{self.total} {item} ({el:.1f} s)\n")
+        self.stream.flush()
+
+    def end(self) -> None:
+        if self.tty:
+            self.stream.write("\r" + " " * 110 + "\r")
+            self.stream.flush()
+
+
+# ---------------------------------------------------------------------------
+# Building token files with `continuo encode`.
+
+def find_continuo(explicit: str = None) -> str:
+    """The continuo binary: EXPLICIT, $CONTINUO, build*/continuo beside train/, or PATH."""
+    cands = [explicit, os.environ.get("CONTINUO")]
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cands += [os.path.join(here, "build", "continuo")]
+    for c in cands:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    from shutil import which
+    w = which("continuo")
+    if w:
+        return w
+    raise FileNotFoundError("cannot find the continuo binary: pass --continuo PATH or set CONTINUO")
+
+
+def midi_files(folder: str) -> list:
+    """Relative paths of the MIDI files under FOLDER, sorted."""
+    out = []
+    for d, _, files in os.walk(folder):
+        for f in files:
+            if f.lower().endswith((".mid", ".midi")):
+                out.append(os.path.relpath(os.path.join(d, f), folder))
+    return sorted(out)
+
+
+def make_split_file(folder: str, valid_fraction: float, path: str) -> str:
+    """Writes a split.tsv for a plain folder of MIDI files: each file goes to
+    valid when a hash of its relative path falls under VALID_FRACTION (so the
+    split does not change when files are added)."""
+    files = midi_files(folder)
+    if not files:
+        raise FileNotFoundError(f"{folder}: no .mid or .midi files")
+    rows = ["split\tcomposer\ttitle\tfile"]
+    n_valid = 0
+    for f in files:
+        h = int(hashlib.sha1(f.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+        split = "valid" if h < valid_fraction else "train"
+        n_valid += split == "valid"
+        rows.append(f"{split}\t-\t{os.path.splitext(os.path.basename(f))[0]}\t{f}")
+    if n_valid == 0 and valid_fraction > 0 and len(files) > 1:
+        rows[-1] = "valid" + rows[-1][rows[-1].index("\t"):]   # at least one valid file
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        fh.write("\n".join(rows) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def _file_sig(path: str) -> list:
+    st = os.stat(path)
+    return [os.path.abspath(path), st.st_size, int(st.st_mtime)]
+
+
+def encode(continuo: str, root: str, split_file: str, split: str, stretch: float, vocab: str,
+           out_path: str, skip_bad: bool = True) -> str:
+    """Runs `continuo encode` for one split and stretch factor into OUT_PATH,
+    unless OUT_PATH is already there from the same inputs (a .json beside it
+    records them)."""
+    key = {"continuo": _file_sig(continuo), "root": os.path.abspath(root),
+           "split_file": _file_sig(split_file), "split": split, "stretch": stretch,
+           "vocab": vocab, "skip_bad": skip_bad}
+    meta = out_path + ".json"
+    if os.path.exists(out_path) and os.path.exists(meta):
+        try:
+            with open(meta) as fh:
+                if json.load(fh) == key:
+                    return out_path
+        except (OSError, ValueError):
+            pass
+    cmd = [continuo, "encode", "-o", out_path, "--vocab", vocab, "--stretch", repr(stretch),
+           "--split-file", split_file, "--split", split, "--root", root]
+    if skip_bad:
+        cmd.append("--skip-bad")
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0 or not os.path.exists(out_path):
+        raise RuntimeError(f"continuo encode failed (exit {r.returncode}): {' '.join(cmd)}\n"
+                           f"{r.stderr.strip()[-2000:]}")
+    with open(meta + ".tmp", "w") as fh:
+        json.dump(key, fh)
+    os.replace(meta + ".tmp", meta)
+    return out_path
+
+
+def build_token_files(dcfg: dict, out_dir: str, continuo: str = None, log=print) -> dict:
+    """Token files for a run, from the "data" section of a config:
+      train_tokens / valid_tokens: token files from any source (used as they are), or
+      root + split_file: a folder of MIDI files and a split.tsv (split, composer,
+                         title, file), or
+      folder + valid_fraction: a plain folder of MIDI files.
+    Returns {"train": [(stretch, path), ...], "valid": path}."""
+    if dcfg.get("train_tokens"):
+        train = dcfg["train_tokens"]
+        train = [train] if isinstance(train, str) else list(train)
+        if not dcfg.get("valid_tokens"):
+            raise ValueError("data.valid_tokens is needed with data.train_tokens")
+        return {"train": [(1.0, p) for p in train], "valid": dcfg["valid_tokens"]}
+    cache = os.path.join(out_dir, "data")
+    os.makedirs(cache, exist_ok=True)
+    if dcfg.get("split_file"):
+        split_file = dcfg["split_file"]
+        root = dcfg.get("root") or os.path.dirname(os.path.abspath(split_file))
+    elif dcfg.get("folder"):
+        root = dcfg["folder"]
+        split_file = make_split_file(root, float(dcfg.get("valid_fraction", 0.1)),
+                                     os.path.join(cache, "split.tsv"))
+    else:
+        raise ValueError("data: give split_file (+ root), folder, or train_tokens + valid_tokens")
+    continuo = find_continuo(continuo or dcfg.get("continuo"))
+    vocab = dcfg.get("vocab", "mt310")
+    stretches = [float(s) for s in dcfg.get("stretches", STRETCHES)]
+    jobs = [("valid", 1.0)] + [("train", s) for s in stretches]
+    bar = Progress("encoding", len(jobs))
+    out = {"train": [], "valid": None}
+    # The encodes are independent: run up to `encode_jobs` at once.
+    n_par = max(1, int(dcfg.get("encode_jobs", 1)))
+    pending = list(jobs)
+    done = 0
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(n_par) as ex:
+        futs = []
+        for split, s in pending:
+            path = os.path.join(cache, f"{split}_s{s:.3f}.tok")
+            futs.append((split, s, ex.submit(encode, continuo, root, split_file, split, s, vocab,
+                                             path, bool(dcfg.get("skip_bad", True)))))
+        for split, s, f in futs:
+            path = f.result()
+            done += 1
+            bar.update(done, f"{split} x{s:.3f}")
+            if split == "valid":
+                out["valid"] = path
+            else:
+                out["train"].append((s, path))
+    bar.end()
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Sequences and crops.
+
+class Corpus:
+    """All training sequences (each stretch factor's copy counts as its own
+    sequence) and a sampler of random crops of context+1 tokens."""
+
+    def __init__(self, seqs: list, lay: Layout, context: int, transpose_max: int = 3,
+                 seed: int = 0):
+        self.lay = lay
+        self.context = context
+        self.transpose_max = transpose_max
+        self.seed = seed
+        keep = [np.asarray(s) for s in seqs if len(s) >= 2]
+        if lay.pad_id is None:          # no PAD to fill short crops with
+            keep = [s for s in keep if len(s) >= context + 1]
+        if not keep:
+            raise ValueError("no training sequence is long enough")
+        self.seqs = keep
+        lens = np.array([len(s) for s in keep], dtype=np.float64)
+        self.n_tokens = int(lens.sum())
+        self.p = lens / lens.sum()      # a sequence is drawn in proportion to its length
+
+    def crop(self, rng: np.random.Generator) -> np.ndarray:
+        """One crop of context+1 tokens (PAD-filled at the end if the sequence
+        is shorter), transposed by a random -T..+T; redrawn if out of range."""
+        L = self.context + 1
+        for _ in range(20):
+            s = self.seqs[rng.choice(len(self.seqs), p=self.p)]
+            off = int(rng.integers(0, len(s) - L + 1)) if len(s) > L else 0
+            c = s[off:off + L]
+            t = int(rng.integers(-self.transpose_max, self.transpose_max + 1)) \
+                if self.transpose_max else 0
+            c = transpose(c, t, self.lay)
+            if c is None:
+                continue
+            if len(c) < L:
+                c = np.concatenate([c, np.full(L - len(c), self.lay.pad_id, dtype=c.dtype)])
+            return c
+        c = s[off:off + L]              # 20 draws out of range: keep the last, untransposed
+        if len(c) < L:
+            c = np.concatenate([c, np.full(L - len(c), self.lay.pad_id, dtype=c.dtype)])
+        return c
+
+    def batch(self, step: int, batch_size: int, rank: int = 0, world: int = 1) -> np.ndarray:
+        """The global batch of STEP (a pure function of seed and step), rows
+        rank::world of it: (batch_size // world, context+1) int64."""
+        rng = np.random.default_rng([self.seed, step])
+        rows = [self.crop(rng) for _ in range(batch_size)]
+        return np.stack(rows[rank::world]).astype(np.int64)
+
+
+def load_seqs(paths: list, vocab: str) -> tuple:
+    """Sequences from token files, checking that they all use VOCAB."""
+    seqs, sources = [], []
+    for p in paths:
+        tf = tokfile.read(p)
+        if tf.vocab_name != vocab:
+            raise ValueError(f"{p}: vocabulary {tf.vocab_name!r}, the config says {vocab!r}")
+        seqs += tf.seqs
+        sources += tf.sources
+    return seqs, sources

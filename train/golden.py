@@ -1,0 +1,142 @@
+"""golden.py: reference outputs of the PyTorch model for the C engine's golden tests.
+
+    /usr/bin/python3 train/golden.py OUTDIR [CASE ...]
+
+For each case (a small random-weight model) writes into OUTDIR:
+  CASE.gguf       the model (export.export_model)
+  CASE.ref.gguf   reference data, a GGUF file read by tests/model/test_golden.c:
+                    tokens          I32 (T)        a sequence longer than the context
+                    prefill_logits  F32 (P, V)     model(tokens[:P]) all rows
+                    stream_logits   F32 (T-P+1, V) logits after prefilling tokens[:P], then after
+                                                   each decode of tokens[P:], with the engine's
+                                                   sliding window (keep = context - context//4)
+                    greedy          I32 (G)        argmax continuation of tokens[:P], sliding too
+                  keys golden.n_prompt, golden.keep
+  CASE.tok        a token file of two sequences (one longer than the context)
+  CASE.nll        "nll <nats per event> events <count>" by model.eval_windows + sequence_nll
+The references come from the model as read back from CASE.gguf, so f16 storage is
+compared with the same rounded weights the engine uses.
+"""
+
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import export  # noqa: E402
+import tokfile  # noqa: E402
+from model import ModelConfig, eval_windows, sequence_nll  # noqa: E402
+
+# name: (n_layers, d_model, n_heads, d_ff, max_rel, context, dtype)
+CASES = {
+    "h1_rel8_ctx24_f32": (2, 32, 1, 64, 8, 24, "f32"),
+    "h4_rel16_ctx32_f16": (2, 48, 4, 96, 16, 32, "f16"),
+    "h2_rel64_ctx40_f32": (1, 64, 2, 128, 64, 40, "f32"),
+    "h2_rel12_ctx20_f16": (3, 32, 2, 64, 12, 20, "f16"),
+}
+
+
+def keep_of(context: int) -> int:
+    """Events kept when the engine's window slides (models/FORMAT.md)."""
+    return context - max(1, context // 4)
+
+
+@torch.no_grad()
+def last_logits(model, window):
+    return model(torch.tensor([window]))[0, -1]
+
+
+@torch.no_grad()
+def stream(model, cfg, tokens, n_prompt):
+    """Logits the engine must give: prefill tokens[:n_prompt], then decode the rest one by one."""
+    keep = keep_of(cfg.context)
+    win = list(tokens[:n_prompt])
+    rows = [last_logits(model, win)]
+    for t in tokens[n_prompt:]:
+        if len(win) == cfg.context:
+            win = win[-keep:]
+        win.append(int(t))
+        rows.append(last_logits(model, win))
+    return torch.stack(rows)
+
+
+@torch.no_grad()
+def greedy(model, cfg, prompt, n):
+    keep = keep_of(cfg.context)
+    win = list(prompt)
+    out = []
+    logits = last_logits(model, win)
+    for _ in range(n):
+        t = int(torch.argmax(logits))
+        out.append(t)
+        if len(win) == cfg.context:
+            win = win[-keep:]
+        win.append(t)
+        logits = last_logits(model, win)
+    return out
+
+
+@torch.no_grad()
+def eval_nll(model, cfg, seqs):
+    total, count = 0.0, 0
+    for seq in seqs:
+        for a, b in eval_windows(len(seq), cfg.context):
+            nll, n = sequence_nll(model, torch.tensor([seq[a:b]], dtype=torch.long))
+            total += float(nll)
+            count += n
+    return total / count, count
+
+
+def make_case(outdir: str, name: str, seed: int) -> None:
+    n_layers, d, h, ff, max_rel, ctx, dtype = CASES[name]
+    cfg = ModelConfig(vocab_size=310, vocab_name="mt310", n_layers=n_layers, d_model=d, n_heads=h,
+                      d_ff=ff, max_rel=max_rel, context=ctx, dropout=0.0)
+    model = export.random_model(cfg, seed=seed, scale=0.2)
+    path = os.path.join(outdir, name + ".gguf")
+    export.export_model(model, cfg, path, {"data": "random weights (golden test)", "steps": 0}, dtype)
+    model, cfg, _ = export.read_model(path)
+
+    g = torch.Generator().manual_seed(seed + 1)
+    # ids 2.. (no PAD/EOS) so the sequences look like events
+    T = ctx * 5 // 2
+    tokens = torch.randint(2, cfg.vocab_size, (T,), generator=g).tolist()
+    n_prompt = ctx // 3
+    with torch.no_grad():
+        prefill = model(torch.tensor([tokens[:n_prompt]]))[0]
+    st = stream(model, cfg, tokens, n_prompt)
+    gr = greedy(model, cfg, tokens[:n_prompt], 2 * ctx)
+    export.write_gguf(os.path.join(outdir, name + ".ref.gguf"),
+                      {"golden.n_prompt": n_prompt, "golden.keep": keep_of(ctx)},
+                      [("tokens", np.array(tokens, dtype="<i4")),
+                       ("prefill_logits", prefill.numpy().astype("<f4")),
+                       ("stream_logits", st.numpy().astype("<f4")),
+                       ("greedy", np.array(gr, dtype="<i4"))])
+
+    seqs = [torch.randint(2, cfg.vocab_size, (ctx * 2 + 7,), generator=g).tolist(),
+            torch.randint(2, cfg.vocab_size, (ctx // 2,), generator=g).tolist()]
+    seqs[1][-1] = 0            # a PAD target: skipped by the NLL, as in training
+    tf = tokfile.TokenFile("mt310", 310, [np.array(s, dtype="<u2") for s in seqs], ["a.mid", "b.mid"])
+    tokfile.write(os.path.join(outdir, name + ".tok"), tf)
+    nll, count = eval_nll(model, cfg, seqs)
+    with open(os.path.join(outdir, name + ".nll"), "w") as f:
+        f.write(f"nll {nll:.9f} events {count}\n")
+
+
+def main(argv) -> int:
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    outdir = argv[1]
+    names = argv[2:] or list(CASES)
+    os.makedirs(outdir, exist_ok=True)
+    torch.set_num_threads(1)
+    for i, name in enumerate(names):
+        make_case(outdir, name, seed=100 + i)
+        print(name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,573 @@
+#!/usr/bin/env python3
+"""train.py: trains the Music Transformer from one JSON config (one or many processes).
+
+  /usr/bin/python3 train/train.py --config train/configs/X.json [--out DIR] [--resume]
+  torchrun --nproc_per_node N train/train.py --config ...      (DistributedDataParallel)
+
+Everything a run writes goes under its output folder: config.json (the
+effective config, to repeat the run exactly), command.txt, log.txt,
+data/ (cached token files), checkpoint.pt, loss.png, model.gguf and
+result.json. The default folder is out/<config name>.
+The config's sections and their defaults are in DEFAULTS below; docs/TRAINING.md
+describes them. Relative paths in a config are relative to the working folder.
+"""
+
+import argparse
+import copy
+import datetime
+import json
+import math
+import os
+import random
+import shlex
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import data as data_mod                       # noqa: E402
+from model import ModelConfig, MusicTransformer, eval_windows   # noqa: E402
+
+DEFAULTS = {
+    "name": "run",
+    "model": ModelConfig().to_dict(),
+    "data": {
+        "root": None,             # folder the split file's paths are relative to
+        "split_file": None,       # split.tsv: split, composer, title, file
+        "folder": None,           # or: a plain folder of MIDI files ...
+        "valid_fraction": 0.1,    # ... of which this fraction (by file) is validation
+        "train_tokens": None,     # or: token files from any source (list) ...
+        "valid_tokens": None,     # ... and one for validation
+        "vocab": "mt310",
+        "stretches": list(data_mod.STRETCHES),
+        "transpose": 3,           # random transposition by -T..+T semitones
+        "skip_bad": True,
+        "encode_jobs": 1,
+        "continuo": None,         # the continuo binary (default: $CONTINUO, build/continuo, PATH)
+    },
+    "train": {
+        "seed": 1234,
+        "batch_size": 16,         # global batch, crops of context+1 tokens
+        "lr": 1e-3,
+        "min_lr_ratio": 0.1,      # cosine decay ends at lr * min_lr_ratio
+        "warmup_steps": 200,
+        "weight_decay": 0.1,
+        "betas": [0.9, 0.98],
+        "grad_clip": 1.0,
+        "max_steps": 10000,
+        "max_seconds": 0,         # wall-clock budget for this run, 0: none
+        "decay_by": "steps",      # "steps", or "time": progress = max(step/max_steps, t/max_seconds)
+        "stop_at_step": 0,        # stop early (as if interrupted), keeping the schedule
+        "log_every": 10,
+        "eval_every": 500,
+        "eval_max_seqs": 0,       # interval evaluations on the first N valid sequences, 0: all
+        "eval_batch": 8,
+        "ckpt_every": 200,
+        "threads": 0,             # torch CPU threads, 0: torch's default
+        "device": "auto",         # "auto", "cpu" or "cuda"
+        "amp": "auto",            # bf16 autocast on GPU, fp32 on CPU; "off" to disable
+        "compile": False,         # torch.compile the model (torch 2.x, falls back when it fails)
+        "attention": "skew",      # "skew", or "fast" (train/fast_attention.py, falls back to skew)
+    },
+    "export": {
+        "file": "model.gguf",     # relative to the output folder
+        "dtype": "f16",           # "f16" or "f32"
+        "every_checkpoint": True, # keep an up-to-date model file beside each checkpoint
+    },
+}
+
+
+# ---------------------------------------------------------------------------
+# Config
+
+def merge(base: dict, over: dict, where: str = "") -> dict:
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if k not in out:
+            raise KeyError(f"config: unknown key {where}{k}")
+        if isinstance(out[k], dict) and isinstance(v, dict):
+            out[k] = merge(out[k], v, f"{where}{k}.")
+        else:
+            out[k] = v
+    return out
+
+
+def load_config(path: str, sets: list = ()) -> dict:
+    with open(path) as fh:
+        try:
+            user = json.load(fh)
+        except ValueError as e:
+            raise SystemExit(f"{path}: {e}")
+    cfg = merge(DEFAULTS, user)
+    for s in sets or ():
+        key, _, val = s.partition("=")
+        try:
+            v = json.loads(val)
+        except ValueError:
+            v = val
+        d = cfg
+        parts = key.split(".")
+        for p in parts[:-1]:
+            d = d[p]
+        if parts[-1] not in d:
+            raise KeyError(f"--set: unknown key {key}")
+        d[parts[-1]] = v
+    return cfg
+
+
+def model_config(cfg: dict) -> ModelConfig:
+    m = dict(cfg["model"])
+    m["vocab_name"] = cfg["data"]["vocab"]
+    m["vocab_size"] = data_mod.layout(m["vocab_name"]).size
+    return ModelConfig(**m)
+
+
+# ---------------------------------------------------------------------------
+# Distributed helpers
+
+class Dist:
+    def __init__(self, device_pref: str):
+        self.world = int(os.environ.get("WORLD_SIZE", "1"))
+        self.rank = int(os.environ.get("RANK", "0"))
+        self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        use_cuda = torch.cuda.is_available() and device_pref != "cpu"
+        if device_pref == "cuda" and not torch.cuda.is_available():
+            raise SystemExit("train.device is cuda but no GPU is visible")
+        if use_cuda:
+            torch.cuda.set_device(self.local_rank)
+            self.device = torch.device("cuda", self.local_rank)
+        else:
+            self.device = torch.device("cpu")
+        if self.world > 1:
+            dist.init_process_group(backend="nccl" if use_cuda else "gloo")
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    def all_sum(self, values: list) -> list:
+        if self.world == 1:
+            return list(values)
+        t = torch.tensor(values, dtype=torch.float64, device=self.device)
+        dist.all_reduce(t)
+        return t.tolist()
+
+    def all_max(self, value: float) -> float:
+        if self.world == 1:
+            return value
+        t = torch.tensor([value], dtype=torch.float64, device=self.device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return float(t.item())
+
+    def barrier(self) -> None:
+        if self.world > 1:
+            dist.barrier()
+
+    def close(self) -> None:
+        if self.world > 1:
+            dist.destroy_process_group()
+
+
+# ---------------------------------------------------------------------------
+# Schedule: linear warmup, then cosine decay to lr * min_lr_ratio
+
+class Schedule:
+    def __init__(self, tcfg: dict):
+        self.lr = float(tcfg["lr"])
+        self.warmup = int(tcfg["warmup_steps"])
+        self.max_steps = int(tcfg["max_steps"])
+        self.max_seconds = float(tcfg["max_seconds"] or 0)
+        self.min_ratio = float(tcfg["min_lr_ratio"])
+        self.by_time = tcfg["decay_by"] == "time" and self.max_seconds > 0
+        self.step = 0
+        self.elapsed = 0.0   # seconds spent in this run and the ones it resumed
+
+    def progress(self) -> float:
+        p = self.step / max(self.max_steps, 1)
+        if self.by_time:
+            p = max(p, self.elapsed / self.max_seconds)
+        return min(p, 1.0)
+
+    def value(self) -> float:
+        if self.step < self.warmup:
+            return self.lr * (self.step + 1) / self.warmup
+        p = self.progress()
+        p0 = self.warmup / max(self.max_steps, 1) if not self.by_time else 0.0
+        p = (p - p0) / max(1e-9, 1.0 - p0) if p > p0 else 0.0
+        return self.lr * (self.min_ratio + (1 - self.min_ratio) * 0.5 * (1 + math.cos(math.pi * p)))
+
+    def done(self) -> bool:
+        return self.step >= self.max_steps or (self.max_seconds > 0 and self.elapsed >= self.max_seconds)
+
+    def state_dict(self) -> dict:
+        return {"step": self.step, "elapsed": self.elapsed}
+
+    def load_state_dict(self, sd: dict) -> None:
+        self.step, self.elapsed = int(sd["step"]), float(sd["elapsed"])
+
+
+# ---------------------------------------------------------------------------
+# Evaluation: exactly the windows of `continuo eval` (model.eval_windows)
+
+@torch.no_grad()
+def evaluate(model, seqs: list, context: int, device, batch: int = 8, pad_id=0,
+             d: Dist = None, amp_dtype=None) -> tuple:
+    """(summed NLL in nats, number of predicted events) over SEQS, each scored
+    in eval_windows(len, context); the windows are shared out over ranks."""
+    was_training = model.training
+    model.eval()
+    windows = []
+    for s in seqs:
+        for a, b in eval_windows(len(s), context):
+            windows.append(s[a:b])
+    windows.sort(key=len)
+    rank, world = (d.rank, d.world) if d else (0, 1)
+    mine = windows[rank::world]
+    total, count = 0.0, 0
+    for i in range(0, len(mine), batch):
+        group = mine[i:i + batch]
+        L = max(len(w) for w in group)
+        x = np.zeros((len(group), L), dtype=np.int64)
+        mask = np.zeros((len(group), L - 1), dtype=bool)
+        for r, w in enumerate(group):
+            x[r, :len(w)] = w
+            mask[r, :len(w) - 1] = True
+        x = torch.from_numpy(x).to(device)
+        mask = torch.from_numpy(mask).to(device)
+        tgt = x[:, 1:]
+        if pad_id is not None:
+            mask &= tgt != pad_id
+        with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+            logits = model(x[:, :-1])
+        nll = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), tgt.reshape(-1),
+                              reduction="none").view(tgt.shape)
+        total += float(nll[mask].double().sum())
+        count += int(mask.sum())
+    if d:
+        total, count = d.all_sum([total, count])
+    model.train(was_training)
+    return total, int(count)
+
+
+# ---------------------------------------------------------------------------
+# Checkpoints
+
+def rng_state() -> dict:
+    st = {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()}
+    if torch.cuda.is_available():
+        st["cuda"] = torch.cuda.get_rng_state_all()
+    return st
+
+
+def set_rng_state(st: dict) -> None:
+    torch.set_rng_state(st["torch"])
+    np.random.set_state(st["numpy"])
+    random.setstate(st["python"])
+    if "cuda" in st and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(st["cuda"])
+
+
+def save_checkpoint(path: str, model, opt, sched: Schedule, history: dict, cfg: dict,
+                    events: int) -> None:
+    tmp = path + ".tmp"
+    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+                "scheduler": sched.state_dict(), "rng": rng_state(),
+                "data_step": sched.step, "events": events, "history": history,
+                "config": cfg}, tmp)
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------
+# Export (train/export.py, the engine's model file)
+
+def export(model, mcfg: ModelConfig, path: str, provenance: dict, dtype: str, log) -> bool:
+    try:
+        from export import export_model
+    except ImportError as e:
+        log(f"export: skipped, train/export.py is not usable ({e})")
+        return False
+    try:
+        export_model(model, mcfg, path, provenance, dtype=dtype)
+    except Exception as e:   # an export failure must not lose the run: the checkpoint stays
+        log(f"export: {path}: {type(e).__name__}: {e}")
+        return False
+    return True
+
+
+def weights_as_exported(model, dtype: str):
+    """A copy of MODEL holding the weights the way train/export.py stores
+    them: with DTYPE f16, the matrices (ndim >= 2) rounded to half."""
+    m = copy.deepcopy(model)
+    if dtype == "f16":
+        with torch.no_grad():
+            for p in m.parameters():
+                if p.dim() >= 2:
+                    p.copy_(p.half().float())
+    return m
+
+
+# ---------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="Train the continuo Music Transformer.")
+    ap.add_argument("--config", required=True, help="JSON config (train/configs/*.json)")
+    ap.add_argument("--out", help="output folder (default: runs/<config name>)")
+    ap.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
+    ap.add_argument("--continuo", help="the continuo binary used to encode MIDI files")
+    ap.add_argument("--split-file", help="data: a split.tsv (split, composer, title, file)")
+    ap.add_argument("--root", help="data: the folder the split file's paths are relative to")
+    ap.add_argument("--folder", help="data: a plain folder of MIDI files (split by file)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a config value, e.g. --set train.max_seconds=60")
+    ap.add_argument("--export-only", action="store_true",
+                    help="export OUT/checkpoint.pt to the model file and stop")
+    args = ap.parse_args(argv)
+
+    cfg = load_config(args.config, args.set)
+    for key in ("continuo", "split_file", "root", "folder"):
+        if getattr(args, key):
+            cfg["data"][key] = getattr(args, key)
+    tcfg = cfg["train"]
+    out = args.out or os.path.join("out", cfg["name"])
+    d = Dist(tcfg["device"])
+    if tcfg["threads"] and d.device.type == "cpu":
+        torch.set_num_threads(int(tcfg["threads"]))
+    os.makedirs(out, exist_ok=True)
+    logf = open(os.path.join(out, "log.txt"), "a") if d.main else None
+
+    def log(msg: str) -> None:
+        if d.main:
+            line = f"[{datetime.datetime.utcnow().strftime('%H:%M:%S')}] {msg}"
+            print(line, flush=True)
+            logf.write(line + "\n")
+            logf.flush()
+
+    command = " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv)
+    if d.world > 1:
+        command = f"torchrun --nproc_per_node {d.world} ... " + command
+    ckpt_path = os.path.join(out, "checkpoint.pt")
+    if args.resume or args.export_only:
+        if not os.path.exists(ckpt_path):
+            raise SystemExit(f"{ckpt_path}: no checkpoint to resume from")
+        ck = torch.load(ckpt_path, map_location="cpu")
+    else:
+        ck = None
+    if d.main:
+        with open(os.path.join(out, "config.json"), "w") as fh:
+            json.dump(cfg, fh, indent=2)
+        with open(os.path.join(out, "command.txt"), "a") as fh:
+            fh.write(command + "\n")
+
+    mcfg = model_config(cfg)
+    lay = data_mod.layout(mcfg.vocab_name)
+    torch.manual_seed(int(tcfg["seed"]))
+    model = MusicTransformer(mcfg).to(d.device)
+    if tcfg["attention"] == "fast":
+        import fast_attention
+        used = fast_attention.install(model, log=log)
+        log(f"attention: {used}")
+    export_path = os.path.join(out, cfg["export"]["file"])
+
+    if args.export_only:
+        model.load_state_dict(ck["model"])
+        h = ck["history"]
+        nll = h["valid"][-1][2] if h["valid"] else None
+        ok = export(model.cpu(), mcfg, export_path, provenance(cfg, ck["scheduler"]["step"],
+                    ck["events"], nll, command, ck["scheduler"]["elapsed"]),
+                    cfg["export"]["dtype"], log)
+        log(f"exported {export_path}" if ok else "export failed")
+        return 0 if ok else 1
+
+    # Data: the first process of each node encodes (cached), then everyone reads.
+    if d.local_rank == 0:
+        files = data_mod.build_token_files(cfg["data"], out, log=log)
+    d.barrier()
+    if d.local_rank != 0:
+        files = data_mod.build_token_files(cfg["data"], out, log=log)
+    train_seqs, _ = data_mod.load_seqs([p for _, p in files["train"]], mcfg.vocab_name)
+    valid_seqs, _ = data_mod.load_seqs([files["valid"]], mcfg.vocab_name)
+    corpus = data_mod.Corpus(train_seqs, lay, mcfg.context, int(cfg["data"]["transpose"]),
+                             seed=int(tcfg["seed"]))
+    log(f"data: {len(corpus.seqs)} train sequences ({corpus.n_tokens} events over "
+        f"{len(files['train'])} stretch factors), {len(valid_seqs)} valid sequences "
+        f"({sum(len(s) for s in valid_seqs)} events)")
+    log(f"model: {mcfg.n_layers} layers, d {mcfg.d_model}, {mcfg.n_heads} heads, ff {mcfg.d_ff}, "
+        f"max_rel {mcfg.max_rel}, context {mcfg.context}: {model.n_params()} parameters; "
+        f"{d.world} process(es) on {d.device.type}")
+
+    decay, no_decay = [], []
+    for n, p in model.named_parameters():
+        (decay if p.dim() >= 2 and not n.startswith("emb") else no_decay).append(p)
+    groups = [{"params": decay, "weight_decay": float(tcfg["weight_decay"])},
+              {"params": no_decay, "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=float(tcfg["lr"]), betas=tuple(tcfg["betas"]))
+    sched = Schedule(tcfg)
+    history = {"train": [], "valid": []}   # (step, events, nll per event)
+    events = 0
+    if ck is not None:
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["optimizer"])
+        sched.load_state_dict(ck["scheduler"])
+        set_rng_state(ck["rng"])
+        history, events = ck["history"], int(ck["events"])
+        log(f"resumed from {ckpt_path} at step {sched.step}")
+
+    amp_dtype = None
+    if d.device.type == "cuda" and tcfg["amp"] != "off":
+        amp_dtype = torch.bfloat16
+    net = model
+    if tcfg["compile"] and hasattr(torch, "compile"):
+        net = torch.compile(model)
+    if d.world > 1:
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        net = DDP(net, device_ids=[d.local_rank] if d.device.type == "cuda" else None)
+
+    B = int(tcfg["batch_size"])
+    if B % d.world:
+        raise SystemExit(f"train.batch_size {B} is not a multiple of the {d.world} processes")
+    eval_seqs = valid_seqs[:tcfg["eval_max_seqs"]] if tcfg["eval_max_seqs"] else valid_seqs
+
+    def run_eval(tag: str, seqs) -> float:
+        t0 = time.time()
+        tot, cnt = evaluate(model, seqs, mcfg.context, d.device, int(tcfg["eval_batch"]),
+                            lay.pad_id, d, amp_dtype)
+        nll = tot / max(cnt, 1)
+        log(f"eval {tag} step {sched.step} valid_nll {nll:.4f} events {cnt} ({time.time() - t0:.1f} s)")
+        return nll
+
+    def checkpoint(final: bool = False) -> None:
+        if d.main:
+            save_checkpoint(ckpt_path, model, opt, sched, history, cfg, events)
+            from plot import plot_history
+            plot_history(history, os.path.join(out, "loss.png"), cfg["name"])
+            if cfg["export"]["every_checkpoint"] or final:
+                nll = history["valid"][-1][2] if history["valid"] else None
+                if export(model, mcfg, export_path, provenance(cfg, sched.step, events, nll, command,
+                                                               sched.elapsed), cfg["export"]["dtype"], log) \
+                        and final:
+                    log(f"wrote {export_path}")
+
+    stop_at = int(tcfg["stop_at_step"] or 0)
+    t_start = time.time() - sched.elapsed
+    t_log = time.time()
+    acc_nll, acc_cnt, acc_ev = 0.0, 0, 0
+    compiled_ok = not tcfg["compile"]
+    while not sched.done() and not (stop_at and sched.step >= stop_at):
+        step = sched.step
+        lr = sched.value()
+        for g in opt.param_groups:
+            g["lr"] = lr
+        torch.manual_seed(int(tcfg["seed"]) * 1000003 + step * 7919 + d.rank)   # dropout
+        x = torch.from_numpy(corpus.batch(step, B, d.rank, d.world)).to(d.device, non_blocking=True)
+        tgt = x[:, 1:]
+        n_local = int((tgt != lay.pad_id).sum()) if lay.pad_id is not None else tgt.numel()
+        n_global = d.all_sum([n_local])[0] if d.world > 1 else n_local
+        try:
+            with torch.autocast(d.device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+                logits = net(x[:, :-1])
+            nll = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), tgt.reshape(-1),
+                                  ignore_index=lay.pad_id if lay.pad_id is not None else -100,
+                                  reduction="sum")
+            # DDP averages gradients over ranks: scale so the result is the global mean.
+            loss = nll * (d.world / max(n_global, 1))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            compiled_ok = True
+        except Exception as e:
+            if compiled_ok:
+                raise
+            log(f"torch.compile failed ({type(e).__name__}: {str(e)[:200]}); running eager")
+            compiled_ok = True
+            net = model if d.world == 1 else \
+                torch.nn.parallel.DistributedDataParallel(
+                    model, device_ids=[d.local_rank] if d.device.type == "cuda" else None)
+            continue
+        if tcfg["grad_clip"]:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), float(tcfg["grad_clip"]))
+        opt.step()
+        sched.step += 1
+        acc_nll += float(nll.detach())
+        acc_cnt += n_local
+        acc_ev += n_global
+        events += n_global
+        sched.elapsed = d.all_max(time.time() - t_start) if d.world > 1 else time.time() - t_start
+        if sched.step % int(tcfg["log_every"]) == 0 or sched.done():
+            tot, cnt = d.all_sum([acc_nll, acc_cnt])
+            now = time.time()
+            loss_v = tot / max(cnt, 1)
+            history["train"].append((sched.step, events, loss_v))
+            log(f"step {sched.step} loss {loss_v:.4f} lr {lr:.3e} events/s "
+                f"{acc_ev / max(now - t_log, 1e-9):.0f} elapsed {sched.elapsed:.0f}s")
+            t_log, acc_nll, acc_cnt, acc_ev = now, 0.0, 0, 0
+        if tcfg["eval_every"] and sched.step % int(tcfg["eval_every"]) == 0 and not sched.done():
+            nll_v = run_eval("subset" if tcfg["eval_max_seqs"] else "valid", eval_seqs)
+            history["valid"].append((sched.step, events, nll_v))
+        if tcfg["ckpt_every"] and sched.step % int(tcfg["ckpt_every"]) == 0:
+            checkpoint()
+
+    # Final: full validation set, with the weights as the model file stores them.
+    if stop_at and sched.step >= stop_at and not sched.done():
+        checkpoint()
+        log(f"stopped at step {sched.step} (stop_at_step)")
+        d.close()
+        return 0
+    if d.world > 1:   # DDP keeps the replicas equal: check it, and say so
+        hashes = [None] * d.world
+        dist.all_gather_object(hashes, weights_sha1(model))
+        log(f"weights sha1 per rank: {' '.join(hashes)} ({'equal' if len(set(hashes)) == 1 else 'DIFFERENT'})")
+    # The final score uses the weights as the model file stores them (f16
+    # matrices when exporting f16), in fp32, so that `continuo eval` agrees.
+    dtype = cfg["export"]["dtype"]
+    m2 = weights_as_exported(model, dtype)
+    t0 = time.time()
+    tot, cnt = evaluate(m2, valid_seqs, mcfg.context, d.device, int(tcfg["eval_batch"]),
+                        lay.pad_id, d, None)
+    nll_v = tot / max(cnt, 1)
+    log(f"eval final step {sched.step} valid_nll {nll_v:.6f} events {cnt} "
+        f"(fp32, {dtype} model-file weights, {time.time() - t0:.1f} s)")
+    history["valid"].append((sched.step, events, nll_v))
+    checkpoint(final=True)
+    if d.main:
+        with open(os.path.join(out, "result.json"), "w") as fh:
+            json.dump({"valid_nll": nll_v, "valid_events": cnt, "steps": sched.step,
+                       "events": events, "seconds": round(sched.elapsed, 1),
+                       "model": export_path, "params": model.n_params()}, fh, indent=2)
+    d.close()
+    return 0
+
+
+def weights_sha1(model) -> str:
+    import hashlib
+    h = hashlib.sha1()
+    for k, v in sorted(model.state_dict().items()):
+        h.update(k.encode())
+        h.update(v.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def provenance(cfg: dict, steps: int, events: int, nll, command: str, seconds: float) -> dict:
+    dc = cfg["data"]
+    if dc.get("train_tokens"):
+        src = f"token files {dc['train_tokens']}"
+    elif dc.get("split_file"):
+        src = f"split {dc['split_file']} (root {dc.get('root') or '.'})"
+    else:
+        src = f"folder {dc.get('folder')}"
+    return {
+        "data": f"{src}; vocab {dc['vocab']}; stretches {dc['stretches']}; transpose +-{dc['transpose']}",
+        "steps": str(steps),
+        "train_events": str(events),
+        "train_seconds": f"{seconds:.0f}",
+        "valid_nll": None if nll is None else round(float(nll), 6),
+        "command": command,
+        "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "config": json.dumps(cfg, sort_keys=True),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())
