@@ -1,12 +1,326 @@
-/* bench.c: `continuo bench` (not written yet). */
+/* bench.c: `continuo bench`: C engine vs the PyTorch reference on one model file: prefill, decode by context, memory, bandwidth. */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
+#include "model/model.h"
+#include "model/pool.h"
+#include "util/log.h"
+#include "util/progress.h"
+
+#define N_CTX 3
+static const int contexts[N_CTX] = { 256, 1024, 2048 };
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "usage: continuo bench [--model FILE] [--threads N] [--events N] [--no-torch]\n"
+        "Measures on one model file, in one run: prefill events/s for a 1024-event primer,\n"
+        "decode events/s at contexts 256, 1024 and 2048 (KV cache), peak memory, and the\n"
+        "weight bytes read per second against a measured memory read bandwidth; the same\n"
+        "for the PyTorch reference (/usr/bin/python3 train/bench_torch.py) with the same threads.\n"
+        "  --model FILE   model file (default: $CONTINUO_MODEL, the installed default model, ...)\n"
+        "  --threads N    threads for both (default 2)\n"
+        "  --events N     decoded events timed per context (default 64)\n"
+        "  --torch-script PATH   bench_torch.py (default: found beside the source tree)\n"
+        "  --no-torch     C engine only\n");
+}
+
+/* Results of one side. */
+typedef struct bench_result {
+    double prefill_eps;         /* events/s */
+    int    prefill_n;
+    double decode_eps[N_CTX];   /* 0: not measured (context too small) */
+    double rss_mb;
+    double weight_bytes;        /* read per decoded event */
+} bench_result;
+
+static double peak_rss_mb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}
+
+/* ------------------------------------------------------------------ memory bandwidth */
+
+typedef struct bw_job {
+    const float *buf;
+    size_t n;
+    double sink[16];
+} bw_job;
+
+static void bw_read(void *ctx, int i, int n)
+{
+    bw_job *j = ctx;
+    int lo, hi;
+    pool_split((int)(j->n / 1024), i, n, 1, &lo, &hi);
+    const float *p = j->buf + (size_t)lo * 1024;
+    /* dot of the buffer with itself: each byte comes from memory once */
+    j->sink[i] = dot_f32(p, p, (hi - lo) * 1024);
+}
+
+/* GB/s of a streaming read over 512 MiB with N threads (best of 3). */
+static double measure_bandwidth(float *buf, size_t n, int threads)
+{
+    pool *p = pool_new(threads);
+    if (!p)
+        return 0;
+    bw_job j = { buf, n, { 0 } };
+    double best = 1e9;
+    for (int r = 0; r < 3; r++) {
+        double t0 = now_seconds();
+        pool_run(p, bw_read, &j);
+        double dt = now_seconds() - t0;
+        best = dt < best ? dt : best;
+    }
+    pool_free(p);
+    return (double)n * sizeof(float) / best / 1e9;
+}
+
+/* ------------------------------------------------------------------ C engine */
+
+static int bench_engine(const model *m, int threads, int events, bench_result *r)
+{
+    model_state s;
+    if (model_state_init(&s, m, threads) != 0)
+        return -1;
+    const model_config *c = &m->cfg;
+    int *toks = malloc(sizeof(int) * (size_t)c->context);
+    if (!toks) {
+        model_state_free(&s);
+        return -1;
+    }
+    for (int i = 0; i < c->context; i++)
+        toks[i] = 2 + (int)((unsigned)(i * 2654435761u) % (unsigned)(c->vocab_size - 2));
+    int n = c->context < 1024 ? c->context : 1024;
+    model_prefill(&s, toks, 16, NULL);
+    double best = 1e9;
+    for (int k = 0; k < 3; k++) {
+        double t0 = now_seconds();
+        model_prefill(&s, toks, n, NULL);
+        double dt = now_seconds() - t0;
+        best = dt < best ? dt : best;
+    }
+    r->prefill_n = n;
+    r->prefill_eps = n / best;
+    for (int k = 0; k < N_CTX; k++) {
+        int p = contexts[k];
+        if (p > c->context)
+            continue;
+        int ev = events < p - 1 ? events : p - 1;
+        double dbest = 1e9;
+        for (int rep = 0; rep < 3; rep++) {
+            model_prefill(&s, toks, p - ev, NULL);
+            double t0 = now_seconds();
+            for (int i = 0; i < ev; i++)
+                model_decode(&s, toks[(p - ev + i) % c->context]);
+            double dt = now_seconds() - t0;
+            dbest = dt < dbest ? dt : dbest;
+        }
+        r->decode_eps[k] = ev / dbest;
+    }
+    r->weight_bytes = (double)m->w.decode_bytes;
+    r->rss_mb = peak_rss_mb();
+    free(toks);
+    model_state_free(&s);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ PyTorch */
+
+static int find_script(const char *given, char *out, size_t n)
+{
+    if (given) {
+        snprintf(out, n, "%s", given);
+        return access(out, R_OK) == 0 ? 0 : -1;
+    }
+    const char *src = getenv("CONTINUO_SRC");
+    if (src) {
+        snprintf(out, n, "%s/train/bench_torch.py", src);
+        if (access(out, R_OK) == 0)
+            return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(out, n, "%s/../train/bench_torch.py", exe);
+            if (access(out, R_OK) == 0)
+                return 0;
+        }
+    }
+    snprintf(out, n, "train/bench_torch.py");
+    return access(out, R_OK) == 0 ? 0 : -1;
+}
+
+static int bench_torch(const char *script, const char *model_path, int threads, int events, bench_result *r)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' --threads %d --events %d", script, model_path,
+             threads, events);
+    if (strchr(script, '\'') || strchr(model_path, '\'')) {
+        log_error("bench: paths with quotes are not supported");
+        return -1;
+    }
+    FILE *fp = popen(cmd, "r");
+    if (!fp) {
+        log_error("bench: cannot run %s", cmd);
+        return -1;
+    }
+    char line[256];
+    while (fgets(line, sizeof line, fp)) {
+        int a;
+        double v;
+        if (sscanf(line, "prefill_eps %d %lf", &a, &v) == 2) {
+            r->prefill_n = a;
+            r->prefill_eps = v;
+        } else if (sscanf(line, "decode_eps %d %lf", &a, &v) == 2) {
+            for (int k = 0; k < N_CTX; k++)
+                if (contexts[k] == a)
+                    r->decode_eps[k] = v;
+        } else if (sscanf(line, "rss_mb %lf", &v) == 1) {
+            r->rss_mb = v;
+        } else if (sscanf(line, "weight_bytes %lf", &v) == 1) {
+            r->weight_bytes = v;
+        }
+    }
+    int st = pclose(fp);
+    if (st != 0 || r->prefill_eps <= 0) {
+        log_error("bench: %s failed (status %d)", cmd, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ report */
+
+static void row(const char *label, double c, double t, int have_t, const char *fmt)
+{
+    char a[32], b[32] = "-", q[32] = "-";
+    snprintf(a, sizeof a, fmt, c);
+    if (have_t && t > 0) {
+        snprintf(b, sizeof b, fmt, t);
+        snprintf(q, sizeof q, "%.1fx", c / t);
+    }
+    printf("  %-34s %12s %12s %9s\n", label, a, b, q);
+}
 
 int cmd_bench(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "continuo: 'bench' is not implemented yet\n");
-    return 2;
+    const char *model_arg = NULL, *script_arg = NULL;
+    int threads = 2, events = 64, torch = 1;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
+            model_arg = argv[++i];
+        } else if (strcmp(argv[i], "--torch-script") == 0 && i + 1 < argc) {
+            script_arg = argv[++i];
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            threads = atoi(argv[++i]);
+            if (threads < 1 || threads > 64) {
+                fprintf(stderr, "continuo bench: --threads takes 1..64\n");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--events") == 0 && i + 1 < argc) {
+            events = atoi(argv[++i]);
+            if (events < 1 || events > 100000) {
+                fprintf(stderr, "continuo bench: --events takes 1..100000\n");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--no-torch") == 0) {
+            torch = 0;
+        } else {
+            fprintf(stderr, "continuo bench: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    char path[1024], script[1024];
+    if (model_resolve_path(model_arg, path, sizeof path) != 0)
+        return 1;
+    if (torch && find_script(script_arg, script, sizeof script) != 0) {
+        log_error("bench: cannot find train/bench_torch.py (pass --torch-script PATH or --no-torch)");
+        return 1;
+    }
+    model m;
+    if (model_load(&m, path) != 0)
+        return 1;
+    const model_config *c = &m.cfg;
+    printf("model %s: %zu parameters, %d layers, d %d, %d heads, ff %d, max_rel %d, context %d, %s weights "
+           "(%.1f MB)\nthreads %d, kernels %s\n", path, m.w.n_params, c->n_layers, c->d_model, c->n_heads,
+           c->d_ff, c->max_rel, c->context, m.f16 ? "F16" : "F32", m.w.bytes / 1e6, threads,
+           kernels_level_name(kernels_level()));
+    fflush(stdout);
+    bench_result ce = { 0 }, te = { 0 };
+    if (bench_engine(&m, threads, events, &ce) != 0) {
+        model_free(&m);
+        return 1;
+    }
+    int have_t = torch && bench_torch(script, path, threads, events, &te) == 0;
+
+    size_t n = (size_t)512 << 20 >> 2;  /* 512 MiB of floats, far beyond the caches */
+    float *buf = malloc(n * sizeof(float));
+    double bw1 = 0, bw2 = 0;
+    if (buf) {
+        for (size_t i = 0; i < n; i++)
+            buf[i] = 1.0f;
+        bw1 = measure_bandwidth(buf, n, 1);
+        bw2 = measure_bandwidth(buf, n, threads > 1 ? threads : 2);
+        free(buf);
+    }
+    double bw = threads > 1 ? bw2 : bw1;
+
+    printf("\n  %-34s %12s %12s %9s\n", "", "C engine", "PyTorch", "C/PyTorch");
+    char label[64];
+    snprintf(label, sizeof label, "prefill %d events (events/s)", ce.prefill_n);
+    row(label, ce.prefill_eps, te.prefill_eps, have_t, "%.0f");
+    for (int k = 0; k < N_CTX; k++) {
+        if (ce.decode_eps[k] <= 0)
+            continue;
+        snprintf(label, sizeof label, "decode at context %d (events/s)", contexts[k]);
+        row(label, ce.decode_eps[k], te.decode_eps[k], have_t, "%.1f");
+    }
+    for (int k = 0; k < N_CTX; k++) {
+        if (ce.decode_eps[k] <= 0)
+            continue;
+        snprintf(label, sizeof label, "  ms per event at context %d", contexts[k]);
+        row(label, 1e3 / ce.decode_eps[k], te.decode_eps[k] > 0 ? 1e3 / te.decode_eps[k] : 0, have_t, "%.2f");
+    }
+    row("peak memory, RSS (MB)", ce.rss_mb, te.rss_mb, have_t, "%.0f");
+    row("weight bytes per event (MB)", ce.weight_bytes / 1e6, te.weight_bytes / 1e6, have_t, "%.1f");
+    for (int k = 0; k < N_CTX; k++) {
+        if (ce.decode_eps[k] <= 0)
+            continue;
+        snprintf(label, sizeof label, "weight GB/s at context %d", contexts[k]);
+        row(label, ce.weight_bytes * ce.decode_eps[k] / 1e9, te.weight_bytes * te.decode_eps[k] / 1e9, have_t,
+            "%.2f");
+    }
+    printf("\nmemory read bandwidth (streaming 512 MiB): %.1f GB/s with 1 thread, %.1f GB/s with %d\n", bw1, bw2,
+           threads > 1 ? threads : 2);
+    if (bw > 0 && ce.decode_eps[0] > 0) {
+        double limit = bw * 1e9 / ce.weight_bytes;
+        printf("bandwidth limit for decode (weights only, %d thread%s): %.0f events/s; C engine at context %d "
+               "reaches %.0f%% of it\n", threads, threads > 1 ? "s" : "", limit, contexts[0],
+               100.0 * ce.decode_eps[0] / limit);
+    }
+    int last = -1;
+    for (int k = 0; k < N_CTX; k++)
+        if (ce.decode_eps[k] > 0)
+            last = k;
+    if (last > 0)
+        printf("cost per event from context %d to %d: x%.2f (context x%.0f)\n", contexts[0], contexts[last],
+               ce.decode_eps[0] / ce.decode_eps[last], (double)contexts[last] / contexts[0]);
+    model_free(&m);
+    return 0;
 }

@@ -40,13 +40,33 @@ typedef struct alsa_port {
     int       n_peers;
 } alsa_port;
 
+/* alsa-lib prints its own line for a failed open; we log the cause once
+ * ourselves, so it is kept quiet around snd_seq_open. */
+static void quiet_handler(const char *file, int line, const char *function, int err,
+                          const char *fmt, ...)
+{
+    (void)file;
+    (void)line;
+    (void)function;
+    (void)err;
+    (void)fmt;
+}
+
+static int open_seq(snd_seq_t **seq)
+{
+    snd_lib_error_set_handler(quiet_handler);
+    int rc = snd_seq_open(seq, "default", SND_SEQ_OPEN_DUPLEX, SND_SEQ_NONBLOCK);
+    snd_lib_error_set_handler(NULL);
+    return rc;
+}
+
 static int client_ref(char *err, size_t errlen)
 {
     if (g_client.seq) {
         g_client.refs++;
         return 0;
     }
-    int rc = snd_seq_open(&g_client.seq, "default", SND_SEQ_OPEN_DUPLEX, SND_SEQ_NONBLOCK);
+    int rc = open_seq(&g_client.seq);
     if (rc < 0) {
         snprintf(err, errlen, "cannot open the ALSA sequencer: %s", snd_strerror(rc));
         g_client.seq = NULL;
@@ -349,7 +369,7 @@ static int alsa_list(midi_port_list_fn fn, void *user)
     snd_seq_t *seq = g_client.seq;
     int own = 0;
     if (!seq) {
-        int rc = snd_seq_open(&seq, "default", SND_SEQ_OPEN_DUPLEX, SND_SEQ_NONBLOCK);
+        int rc = open_seq(&seq);
         if (rc < 0) {
             log_error("cannot list ALSA ports: cannot open the ALSA sequencer: %s",
                       snd_strerror(rc));

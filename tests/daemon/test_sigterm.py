@@ -9,7 +9,12 @@ sys.path.insert(0, os.path.dirname(__file__))
 from servetest import (Service, FifoReader, check, done, parse_midi_bytes, read_smf,  # noqa: E402
                        unended_notes, sanitized)
 
+# Notes must be silent within 100 ms of the signal and the process gone
+# within 100 ms; the exit (process teardown) gets more room on a machine
+# busier than its cores (parallel builds) and under sanitizers.
 limit = 0.5 if sanitized() else 0.1
+busy = os.getloadavg()[0] > (os.cpu_count() or 1)
+exit_limit = limit * (3 if busy else 1)
 
 
 def scenario(sig, answer_sounding):
@@ -44,7 +49,8 @@ def scenario(sig, answer_sounding):
         rc, elapsed = sv.stop(sig)
         reader.close()
         check(rc == 0, "exit status 0 after signal %d, got %r\n%s" % (sig, rc, sv.read_log()))
-        check(elapsed < limit, "exit within %.0f ms of the signal: %.1f ms" % (limit * 1000, elapsed * 1000))
+        check(elapsed < exit_limit, "exit within %.0f ms of the signal: %.1f ms"
+              % (exit_limit * 1000, elapsed * 1000))
         print("signal %d: exit after %.1f ms" % (sig, elapsed * 1000))
         msgs = parse_midi_bytes(reader.data())
         ons = [m for m in msgs if m[0] & 0xF0 == 0x90 and m[2] > 0]

@@ -82,6 +82,18 @@ static void test_sysex_skipped(void)
     CHECK_INT(s.stats.junk, 2);
 }
 
+static void test_sysex_ended_by_status(void)
+{
+    /* A SysEx whose F7 was lost: the next status byte ends it and counts. */
+    const uint8_t b[] = { 0xF0, 0x43, 0x10, 0xB2, 1, 2 };
+    midi_stream s;
+    midi_msg m[4];
+    CHECK_INT(parse(&s, b, sizeof b, m, 4), 1);
+    MSG_IS(m[0], 0xB2, 1, 2, 3);
+    CHECK_INT(s.stats.sysex, 1);
+    CHECK_INT(s.stats.junk, 0);
+}
+
 static void test_long_sysex_bounded(void)
 {
     /* 100000 bytes of SysEx with no end, then a note: the note is not lost
@@ -183,6 +195,7 @@ int main(void)
     test_running_status();
     test_realtime_inside_message();
     test_sysex_skipped();
+    test_sysex_ended_by_status();
     test_long_sysex_bounded();
     test_junk_dropped();
     test_status_interrupts();

@@ -41,3 +41,41 @@ def write(path: str, n_seqs: int, n_events: int, seed: int) -> str:
     tokfile.write(path, tokfile.TokenFile("mt310", lay.size, seqs,
                                           [f"synthetic-{seed}-{i}" for i in range(n_seqs)]))
     return path
+
+
+TINY_MODEL = {"n_layers": 2, "d_model": 64, "n_heads": 4, "d_ff": 128, "max_rel": 32,
+              "context": 64, "dropout": 0.0}
+
+
+def tiny_config(folder: str, train: dict = None, data: dict = None, export: dict = None,
+                n_train: int = 24, n_valid: int = 3) -> str:
+    """Writes synthetic token files and a tiny-model config into FOLDER; returns the config path."""
+    import json
+    cfg = {"name": "tiny", "model": dict(TINY_MODEL),
+           "data": {"train_tokens": [write(os.path.join(folder, "train.tok"), n_train, 300, 1)],
+                    "valid_tokens": write(os.path.join(folder, "valid.tok"), n_valid, 150, 2)},
+           "train": {"batch_size": 8, "lr": 3e-3, "warmup_steps": 5, "max_steps": 40,
+                     "log_every": 5, "eval_every": 20, "ckpt_every": 20, "threads": 1,
+                     "device": "cpu"},
+           "export": {"dtype": "f32"}}
+    cfg["train"].update(train or {})
+    cfg["data"].update(data or {})
+    cfg["export"].update(export or {})
+    path = os.path.join(folder, "tiny.json")
+    with open(path, "w") as fh:
+        json.dump(cfg, fh, indent=1)
+    return path
+
+
+def train_losses(log_path: str) -> list:
+    """The training losses of the 'step N loss X' lines of a run's log.txt."""
+    out = []
+    with open(log_path) as fh:
+        for line in fh:
+            parts = line.split()
+            if "loss" in parts and parts[1] == "step":
+                out.append(float(parts[parts.index("loss") + 1]))
+    return out
+
+
+TRAIN_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "train", "train.py")
