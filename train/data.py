@@ -150,9 +150,16 @@ def make_split_file(folder: str, valid_fraction: float, path: str) -> str:
         rows.append(f"{split}\t-\t{os.path.splitext(os.path.basename(f))[0]}\t{f}")
     if n_valid == 0 and valid_fraction > 0 and len(files) > 1:
         rows[-1] = "valid" + rows[-1][rows[-1].index("\t"):]   # at least one valid file
+    text = "\n".join(rows) + "\n"
+    try:
+        with open(path) as fh:
+            if fh.read() == text:
+                return path           # unchanged: keep its date, so the cache holds
+    except OSError:
+        pass
     tmp = path + ".tmp"
     with open(tmp, "w") as fh:
-        fh.write("\n".join(rows) + "\n")
+        fh.write(text)
     os.replace(tmp, path)
     return path
 

@@ -71,7 +71,8 @@ DEFAULTS = {
         "device": "auto",         # "auto", "cpu" or "cuda"
         "amp": "auto",            # bf16 autocast on GPU, fp32 on CPU; "off" to disable
         "compile": False,         # torch.compile the model (torch 2.x, falls back when it fails)
-        "attention": "skew",      # "skew", or "fast" (train/fast_attention.py, falls back to skew)
+        "attention": "skew",      # "skew" (model.py), "auto" (FlexAttention on a GPU when it
+                                  # passes its self-check, else skew) or "chunked"; fast_attention.py
     },
     "export": {
         "file": "model.gguf",     # relative to the output folder
@@ -366,10 +367,9 @@ def main(argv=None) -> int:
     lay = data_mod.layout(mcfg.vocab_name)
     torch.manual_seed(int(tcfg["seed"]))
     model = MusicTransformer(mcfg).to(d.device)
-    if tcfg["attention"] == "fast":
+    if tcfg["attention"] != "skew":
         import fast_attention
-        used = fast_attention.install(model, log=log)
-        log(f"attention: {used}")
+        log(f"attention: {fast_attention.install(model, tcfg['attention'], log=log)}")
     export_path = os.path.join(out, cfg["export"]["file"])
 
     if args.export_only:

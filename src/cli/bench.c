@@ -153,8 +153,8 @@ static int find_script(const char *given, char *out, size_t n)
         char *slash = strrchr(exe, '/');
         if (slash) {
             *slash = '\0';
-            snprintf(out, n, "%s/../train/bench_torch.py", exe);
-            if (access(out, R_OK) == 0)
+            int w = snprintf(out, n, "%s/../train/bench_torch.py", exe);
+            if (w > 0 && (size_t)w < n && access(out, R_OK) == 0)
                 return 0;
         }
     }
@@ -164,7 +164,7 @@ static int find_script(const char *given, char *out, size_t n)
 
 static int bench_torch(const char *script, const char *model_path, int threads, int events, bench_result *r)
 {
-    char cmd[4096];
+    char cmd[2 * PATH_MAX + 256];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' --threads %d --events %d", script, model_path,
              threads, events);
     if (strchr(script, '\'') || strchr(model_path, '\'')) {
@@ -246,7 +246,7 @@ int cmd_bench(int argc, char **argv)
             return 2;
         }
     }
-    char path[1024], script[1024];
+    char path[1024], script[PATH_MAX + 64];
     if (model_resolve_path(model_arg, path, sizeof path) != 0)
         return 1;
     if (torch && find_script(script_arg, script, sizeof script) != 0) {

@@ -1,12 +1,305 @@
-/* continue.c: `continuo continue` (not written yet). */
+/* continue.c: `continuo continue`: continues a MIDI primer with the model; writes primer and continuation as two tracks, optionally an SVG piano roll. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "cli/commands.h"
+#include "codec/perf.h"
+#include "codec/vocab.h"
+#include "midi/smf.h"
+#include "model/model.h"
+#include "model/sampler.h"
+#include "util/fileio.h"
+#include "util/log.h"
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "usage: continuo continue PRIMER.mid -o OUT.mid [options]\n"
+        "Continues the primer with the model and writes a MIDI file with two tracks: the\n"
+        "primer as read (channel 1) and the continuation (channel 2), which starts where\n"
+        "the primer ends.\n"
+        "  --model FILE        model file (default: $CONTINUO_MODEL, the installed default\n"
+        "                      model, ./models/continuo-default.gguf)\n"
+        "  --seconds S         length of the continuation (default 10)\n"
+        "  --temperature T     0 = greedy (default 1.0)\n"
+        "  --top-k K           sample among the K most likely events (default 0: off)\n"
+        "  --top-p P           nucleus sampling (default 1.0: off)\n"
+        "  --min-p P           drop events below P times the most likely (default 0: off)\n"
+        "  --seed N            random seed: the same seed gives the same continuation\n"
+        "                      (default: from the clock, printed)\n"
+        "  --max-held N        never more than N notes sounding at once (default 16)\n"
+        "  --plot OUT.svg      also draw a piano roll (primer and continuation in two colours)\n"
+        "  --threads N         threads (default 2)\n");
+}
+
+/* ------------------------------------------------------------------ piano roll */
+
+static int write_svg(const char *path, const note_list *primer, const note_list *cont, double t_split)
+{
+    double t_end = t_split;
+    int lo = 127, hi = 0;
+    const note_list *lists[2] = { primer, cont };
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < lists[k]->n; i++) {
+            const note *n = &lists[k]->notes[i];
+            t_end = n->release > t_end ? n->release : t_end;
+            lo = n->pitch < lo ? n->pitch : lo;
+            hi = n->pitch > hi ? n->pitch : hi;
+        }
+    if (lo > hi) {
+        lo = 60;
+        hi = 72;
+    }
+    lo = lo > 2 ? lo - 2 : 0;
+    hi = hi < 125 ? hi + 2 : 127;
+    double W = 1200, H = 480, ml = 50, mr = 20, mt = 30, mb = 40;
+    double sx = (W - ml - mr) / (t_end > 0 ? t_end : 1), sy = (H - mt - mb) / (hi - lo + 1);
+    atomic_file af;
+    if (atomic_file_open(&af, path) != 0)
+        return -1;
+    FILE *fp = af.fp;
+    fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
+                "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
+    fprintf(fp, "<text x=\"%.0f\" y=\"18\">primer (blue) and continuation (orange); time in seconds, "
+                "pitch as MIDI note number</text>\n", ml);
+    double step = t_end > 120 ? 20 : t_end > 60 ? 10 : t_end > 20 ? 5 : t_end > 8 ? 2 : 1;
+    for (double t = 0; t <= t_end + 1e-9; t += step) {
+        double x = ml + t * sx;
+        fprintf(fp, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>"
+                    "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>\n",
+                x, mt, x, H - mb, x, H - mb + 15, t);
+    }
+    for (int p = (lo + 11) / 12 * 12; p <= hi; p += 12) {
+        double y = mt + (hi - p + 0.5) * sy;
+        fprintf(fp, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">C%d (%d)</text>\n", ml - 4, y + 4,
+                p / 12 - 1, p);
+    }
+    fprintf(fp, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">seconds</text>\n", ml + (W - ml - mr) / 2,
+            H - 8);
+    const char *colour[2] = { "#1f77b4", "#ff7f0e" };
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < lists[k]->n; i++) {
+            const note *n = &lists[k]->notes[i];
+            double w = (n->release - n->onset) * sx;
+            fprintf(fp, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
+                        "fill-opacity=\"%.2f\"/>\n", ml + n->onset * sx, mt + (hi - n->pitch) * sy,
+                    w > 1 ? w : 1, sy > 1 ? sy : 1, colour[k], 0.35 + 0.65 * n->velocity / 127.0);
+        }
+    double xs = ml + t_split * sx;
+    fprintf(fp, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"black\" stroke-dasharray=\"4 3\"/>\n"
+                "</svg>\n", xs, mt, xs, H - mb);
+    return atomic_file_commit(&af);
+}
+
+/* ------------------------------------------------------------------ generation */
+
+typedef struct continue_opts {
+    const char *primer_path, *out_path, *plot_path, *model_arg;
+    double seconds;
+    int max_held, threads, seed_given;
+    sampler_opts so;
+} continue_opts;
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, continue_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    sampler_opts_default(&o->so);
+    o->seconds = 10;
+    o->max_held = 16;
+    o->threads = 2;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        double v;
+        int has = i + 1 < argc;
+        if (cli_is_help(a)) {
+            usage(stdout);
+            return 1;
+        }
+#define NUM(lo, hi) (has && parse_double(argv[++i], lo, hi, &v) == 0)
+        if (strcmp(a, "-o") == 0 && has) o->out_path = argv[++i];
+        else if (strcmp(a, "--model") == 0 && has) o->model_arg = argv[++i];
+        else if (strcmp(a, "--plot") == 0 && has) o->plot_path = argv[++i];
+        else if (strcmp(a, "--seconds") == 0) { if (!NUM(0.01, 3600)) goto bad; o->seconds = v; }
+        else if (strcmp(a, "--temperature") == 0) { if (!NUM(0, 100)) goto bad; o->so.temperature = (float)v; }
+        else if (strcmp(a, "--top-p") == 0) { if (!NUM(1e-6, 1)) goto bad; o->so.top_p = (float)v; }
+        else if (strcmp(a, "--min-p") == 0) { if (!NUM(0, 1)) goto bad; o->so.min_p = (float)v; }
+        else if (strcmp(a, "--top-k") == 0) { if (!NUM(0, 100000)) goto bad; o->so.top_k = (int)v; }
+        else if (strcmp(a, "--seed") == 0) { if (!NUM(0, 1e18)) goto bad; o->so.seed = (uint64_t)v; o->seed_given = 1; }
+        else if (strcmp(a, "--max-held") == 0) { if (!NUM(0, 128)) goto bad; o->max_held = (int)v; }
+        else if (strcmp(a, "--threads") == 0) { if (!NUM(1, 64)) goto bad; o->threads = (int)v; }
+        else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "continuo continue: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        } else if (!o->primer_path) o->primer_path = a;
+        else {
+            fprintf(stderr, "continuo continue: one primer only ('%s')\n", a);
+            return 2;
+        }
+        continue;
+bad:
+        fprintf(stderr, "continuo continue: bad or missing value for %s\n", a);
+        return 2;
+#undef NUM
+    }
+    if (!o->primer_path || !o->out_path) {
+        usage(stderr);
+        return 2;
+    }
+    if (o->plot_path) {
+        size_t n = strlen(o->plot_path);
+        if (n < 4 || strcmp(o->plot_path + n - 4, ".svg") != 0) {
+            fprintf(stderr, "continuo continue: --plot writes SVG: give a file name ending in .svg\n");
+            return 2;
+        }
+    }
+    if (!o->seed_given)
+        o->so.seed = (uint64_t)time(NULL);
+    return 0;
+}
+
+/* Notes -> channel events on CHANNEL (0-based). */
+static int notes_to_track(const note_list *notes, int channel, smf_event **ev, size_t *n)
+{
+    if (perf_notes_to_events(notes->notes, notes->n, ev, n) != 0)
+        return -1;
+    for (size_t i = 0; i < *n; i++)
+        (*ev)[i].status = (uint8_t)(((*ev)[i].status & 0xF0) | channel);
+    return 0;
+}
+
+/* Samples events after the primer until SECONDS of music; completed notes go to CONT. */
+static int generate(model_state *s, sampler *sp, const vocab *v, perf_decoder *dec, const continue_opts *o,
+                    double t_start, note_list *cont, size_t *n_events)
+{
+    const float *logits = s->logits;
+    size_t max_events = (size_t)(o->seconds * 400) + 64;   /* far above any real density */
+    *n_events = 0;
+    while (dec->time < t_start + o->seconds && *n_events < max_events) {
+        sampler_mask_from_decoder(sp, v, dec, o->max_held, 0);
+        int id = sampler_sample(sp, logits);
+        if (perf_decoder_push(dec, id, cont) != 0)
+            return -1;
+        (*n_events)++;
+        logits = model_decode(s, id);
+        if (!logits)
+            return -1;
+    }
+    return perf_decoder_finish(dec, cont);
+}
 
 int cmd_continue(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "continuo: 'continue' is not implemented yet\n");
-    return 2;
+    continue_opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    char path[1024];
+    if (model_resolve_path(o.model_arg, path, sizeof path) != 0)
+        return 1;
+
+    int status = 1;
+    model m;
+    model_state s;
+    sampler sp;
+    smf f;
+    int have_model = 0, have_state = 0, have_sampler = 0, have_smf = 0;
+    note_list primer = { 0 }, scratch = { 0 }, cont = { 0 };
+    uint16_t *ids = NULL;
+    int *ctx = NULL;
+    smf_event *ev_p = NULL, *ev_c = NULL;
+    size_t n_ids = 0, n_ep = 0, n_ec = 0, n_events = 0;
+    const vocab *v = NULL;
+
+    if (model_load(&m, path) != 0)
+        goto done;
+    have_model = 1;
+    v = vocab_find(m.vocab.name);
+    if (!v) {
+        log_error("%s: vocabulary '%s' is unknown to this build", path, m.vocab.name);
+        goto done;
+    }
+    if (model_check_vocab(&m, v) != 0)
+        goto done;
+    if (smf_read_file(o.primer_path, &f) != 0)
+        goto done;
+    have_smf = 1;
+    if (perf_notes_from_midi(f.events, f.n_events, &primer) != 0
+        || perf_encode(v, primer.notes, primer.n, NULL, &ids, &n_ids) != 0)
+        goto done;
+    if (primer.n == 0 || n_ids == 0) {
+        log_error("%s: the primer has no notes to continue", o.primer_path);
+        goto done;
+    }
+    if (model_state_init(&s, &m, o.threads) != 0)
+        goto done;
+    have_state = 1;
+    if (sampler_init(&sp, m.cfg.vocab_size, &o.so) != 0)
+        goto done;
+    have_sampler = 1;
+
+    /* The decoder follows the primer's events so the mask knows what sounds. */
+    perf_decoder dec;
+    perf_decoder_init(&dec, v, 8.0);
+    for (size_t i = 0; i < n_ids; i++)
+        if (perf_decoder_push(&dec, ids[i], &scratch) != 0)
+            goto done;
+    double t_start = dec.time;
+    int n_ctx = n_ids < (size_t)m.cfg.context ? (int)n_ids : m.cfg.context;
+    ctx = malloc(sizeof(int) * (size_t)n_ctx);
+    if (!ctx) {
+        log_error("continue: out of memory");
+        goto done;
+    }
+    for (int i = 0; i < n_ctx; i++)
+        ctx[i] = ids[n_ids - (size_t)n_ctx + (size_t)i];
+    if (model_prefill(&s, ctx, n_ctx, NULL) != 0)
+        goto done;
+    if (generate(&s, &sp, v, &dec, &o, t_start, &cont, &n_events) != 0)
+        goto done;
+    if (note_list_sort(&cont) != 0)
+        goto done;
+    if (notes_to_track(&primer, 0, &ev_p, &n_ep) != 0 || notes_to_track(&cont, 1, &ev_c, &n_ec) != 0)
+        goto done;
+    smf_track_out tracks[2] = { { "primer", ev_p, n_ep }, { "continuation", ev_c, n_ec } };
+    if (smf_write_file(o.out_path, tracks, 2) != 0)
+        goto done;
+    if (o.plot_path && write_svg(o.plot_path, &primer, &cont, t_start) != 0)
+        goto done;
+    printf("%s: primer %zu notes (%zu events, %.2f s), continuation %zu notes (%zu events, %.2f s from %.2f s), "
+           "seed %llu\n", o.out_path, primer.n, n_ids, t_start, cont.n, n_events, dec.time - t_start, t_start,
+           (unsigned long long)o.so.seed);
+    status = 0;
+done:
+    free(ev_p);
+    free(ev_c);
+    free(ctx);
+    free(ids);
+    note_list_free(&cont);
+    note_list_free(&scratch);
+    note_list_free(&primer);
+    if (have_smf)
+        smf_free(&f);
+    if (have_sampler)
+        sampler_free(&sp);
+    if (have_state)
+        model_state_free(&s);
+    if (have_model)
+        model_free(&m);
+    return status;
 }

@@ -12,6 +12,9 @@
 
 #include "util/log.h"
 
+/* Logs one error about F, followed by F's hint (how to regenerate the file). */
+#define gerr(f, fmt, ...) log_error(fmt "%s", __VA_ARGS__, (f)->hint ? (f)->hint : "")
+
 #define GGUF_MAX_KVS      (1u << 16)
 #define GGUF_MAX_TENSORS  (1u << 16)
 #define GGUF_MAX_STRING   (1u << 20)
@@ -26,7 +29,7 @@ typedef struct cursor {
 static int need(cursor *c, uint64_t n, const char *what)
 {
     if (c->pos > c->f->size || n > c->f->size - c->pos) {
-        log_error("%s: byte %" PRIu64 ": file ends inside %s (file is %zu bytes): truncated",
+        gerr(c->f, "%s: byte %" PRIu64 ": file ends inside %s (file is %zu bytes): truncated",
                   c->f->path, c->pos, what, c->f->size);
         return -1;
     }
@@ -58,7 +61,7 @@ static int rd_string(cursor *c, char **out, const char *what)
     if (rd_u64(c, &n, what))
         return -1;
     if (n > GGUF_MAX_STRING) {
-        log_error("%s: byte %" PRIu64 ": %s has length %" PRIu64 " (limit %u): corrupt",
+        gerr(c->f, "%s: byte %" PRIu64 ": %s has length %" PRIu64 " (limit %u): corrupt",
                   c->f->path, at, what, n, GGUF_MAX_STRING);
         return -1;
     }
@@ -73,7 +76,7 @@ static int rd_string(cursor *c, char **out, const char *what)
         memcpy(s, c->f->map + c->pos, n);
         s[n] = '\0';
         if (strlen(s) != n) {
-            log_error("%s: byte %" PRIu64 ": %s contains a NUL byte: corrupt", c->f->path, at, what);
+            gerr(c->f, "%s: byte %" PRIu64 ": %s contains a NUL byte: corrupt", c->f->path, at, what);
             free(s);
             return -1;
         }
@@ -137,7 +140,7 @@ static int read_kv(cursor *c, gguf_kv *kv)
     if (rd_u32(c, &kv->type, "a metadata type"))
         return -1;
     if (kv->type >= GGUF_TYPE_COUNT) {
-        log_error("%s: byte %" PRIu64 ": metadata key '%s' has unknown type %u: corrupt",
+        gerr(c->f, "%s: byte %" PRIu64 ": metadata key '%s' has unknown type %u: corrupt",
                   c->f->path, at, kv->key, kv->type);
         return -1;
     }
@@ -149,7 +152,7 @@ static int read_kv(cursor *c, gguf_kv *kv)
             return -1;
         if (kv->elem_type >= GGUF_TYPE_COUNT || kv->elem_type == GGUF_TYPE_ARRAY
             || kv->n_elems > GGUF_MAX_ARRAY) {
-            log_error("%s: byte %" PRIu64 ": metadata key '%s': bad array (element type %u, %" PRIu64
+            gerr(c->f, "%s: byte %" PRIu64 ": metadata key '%s': bad array (element type %u, %" PRIu64
                       " elements): corrupt", c->f->path, at, kv->key, kv->elem_type, kv->n_elems);
             return -1;
         }
@@ -180,7 +183,7 @@ static int read_tensor_info(cursor *c, gguf_tensor *t)
     if (rd_u32(c, &t->n_dims, t->name))
         return -1;
     if (t->n_dims < 1 || t->n_dims > GGUF_MAX_DIMS) {
-        log_error("%s: byte %" PRIu64 ": tensor '%s' has %u dimensions (1..%d allowed): corrupt",
+        gerr(c->f, "%s: byte %" PRIu64 ": tensor '%s' has %u dimensions (1..%d allowed): corrupt",
                   c->f->path, at, t->name, t->n_dims, GGUF_MAX_DIMS);
         return -1;
     }
@@ -190,7 +193,7 @@ static int read_tensor_info(cursor *c, gguf_tensor *t)
         if (rd_u64(c, &t->dims[d], t->name))
             return -1;
         if (t->dims[d] == 0 || t->dims[d] > (1u << 30) || t->n_elems > (UINT64_C(1) << 40) / t->dims[d]) {
-            log_error("%s: byte %" PRIu64 ": tensor '%s' dimension %u is %" PRIu64 ": corrupt",
+            gerr(c->f, "%s: byte %" PRIu64 ": tensor '%s' dimension %u is %" PRIu64 ": corrupt",
                       c->f->path, at, t->name, d, t->dims[d]);
             return -1;
         }
@@ -206,7 +209,7 @@ static int read_tensor_info(cursor *c, gguf_tensor *t)
     case GGML_TYPE_F32: case GGML_TYPE_I32: esize = 4; break;
     case GGML_TYPE_F16: esize = 2; break;
     default:
-        log_error("%s: byte %" PRIu64 ": tensor '%s' has type %u (%s); only F32, F16 and I32 are supported",
+        gerr(c->f, "%s: byte %" PRIu64 ": tensor '%s' has type %u (%s); only F32, F16 and I32 are supported",
                   c->f->path, at, t->name, t->type, ggml_type_name(t->type));
         return -1;
     }
@@ -249,7 +252,7 @@ static int map_file(gguf_file *f, const char *path)
     }
     f->size = (size_t)st.st_size;
     if (f->size < 24) {
-        log_error("%s: byte 0: file is %zu bytes, too short for a GGUF header: truncated", path, f->size);
+        gerr(f, "%s: byte 0: file is %zu bytes, too short for a GGUF header: truncated", path, f->size);
         close(fd);
         return -1;
     }
@@ -263,9 +266,10 @@ static int map_file(gguf_file *f, const char *path)
     return 0;
 }
 
-int gguf_open(gguf_file *f, const char *path)
+int gguf_open(gguf_file *f, const char *path, const char *hint)
 {
     memset(f, 0, sizeof *f);
+    f->hint = hint;
     f->path = strdup(path);
     if (!f->path) {
         log_error("%s: out of memory", path);
@@ -274,7 +278,7 @@ int gguf_open(gguf_file *f, const char *path)
     if (map_file(f, path))
         goto fail;
     if (memcmp(f->map, "GGUF", 4) != 0) {
-        log_error("%s: byte 0: bad magic \"%.4s\", expected \"GGUF\": not a model file", path,
+        gerr(f, "%s: byte 0: bad magic \"%.4s\", expected \"GGUF\": not a model file", path,
                   (const char *)f->map);
         goto fail;
     }
@@ -282,13 +286,13 @@ int gguf_open(gguf_file *f, const char *path)
     if (rd_u32(&c, &f->version, "the version"))
         goto fail;
     if (f->version != 3) {
-        log_error("%s: byte 4: GGUF version %u, this engine reads version 3", path, f->version);
+        gerr(f, "%s: byte 4: GGUF version %u, this engine reads version 3", path, f->version);
         goto fail;
     }
     if (rd_u64(&c, &f->n_tensors, "the tensor count") || rd_u64(&c, &f->n_kvs, "the metadata count"))
         goto fail;
     if (f->n_tensors > GGUF_MAX_TENSORS || f->n_kvs > GGUF_MAX_KVS) {
-        log_error("%s: byte 8: %" PRIu64 " tensors and %" PRIu64 " metadata entries (limit %u each): corrupt",
+        gerr(f, "%s: byte 8: %" PRIu64 " tensors and %" PRIu64 " metadata entries (limit %u each): corrupt",
                   path, f->n_tensors, f->n_kvs, GGUF_MAX_TENSORS);
         goto fail;
     }
@@ -304,14 +308,14 @@ int gguf_open(gguf_file *f, const char *path)
             goto fail;
         for (uint64_t j = 0; j < k; j++)
             if (strcmp(f->kvs[j].key, f->kvs[k].key) == 0) {
-                log_error("%s: byte %" PRIu64 ": metadata key '%s' appears twice: corrupt",
+                gerr(f, "%s: byte %" PRIu64 ": metadata key '%s' appears twice: corrupt",
                           path, f->kvs[k].file_offset, f->kvs[k].key);
                 goto fail;
             }
         if (strcmp(f->kvs[k].key, "general.alignment") == 0) {
             const gguf_kv *kv = &f->kvs[k];
             if (kv->type != GGUF_TYPE_UINT32 || kv->u == 0 || kv->u > 4096 || (kv->u & (kv->u - 1))) {
-                log_error("%s: byte %" PRIu64 ": general.alignment must be a UINT32 power of two <= 4096",
+                gerr(f, "%s: byte %" PRIu64 ": general.alignment must be a UINT32 power of two <= 4096",
                           path, kv->file_offset);
                 goto fail;
             }
@@ -323,7 +327,7 @@ int gguf_open(gguf_file *f, const char *path)
             goto fail;
         for (uint64_t j = 0; j < k; j++)
             if (strcmp(f->tensors[j].name, f->tensors[k].name) == 0) {
-                log_error("%s: byte %" PRIu64 ": tensor '%s' appears twice: corrupt",
+                gerr(f, "%s: byte %" PRIu64 ": tensor '%s' appears twice: corrupt",
                           path, f->tensors[k].info_offset, f->tensors[k].name);
                 goto fail;
             }
@@ -333,12 +337,12 @@ int gguf_open(gguf_file *f, const char *path)
         gguf_tensor *t = &f->tensors[k];
         uint64_t rel = t->file_offset;
         if (rel % f->alignment) {
-            log_error("%s: byte %" PRIu64 ": tensor '%s' data offset %" PRIu64 " is not a multiple of the alignment %" PRIu64,
+            gerr(f, "%s: byte %" PRIu64 ": tensor '%s' data offset %" PRIu64 " is not a multiple of the alignment %" PRIu64,
                       path, t->info_offset, t->name, rel, f->alignment);
             goto fail;
         }
         if (rel > f->size || f->data_start > f->size - rel || t->size > f->size - f->data_start - rel) {
-            log_error("%s: byte %" PRIu64 ": tensor '%s' data [%" PRIu64 ", +%" PRIu64 ") lies past the end of the file (%zu bytes): truncated or corrupt",
+            gerr(f, "%s: byte %" PRIu64 ": tensor '%s' data [%" PRIu64 ", +%" PRIu64 ") lies past the end of the file (%zu bytes): truncated or corrupt",
                       path, t->info_offset, t->name, f->data_start + rel, t->size, f->size);
             goto fail;
         }

@@ -59,14 +59,16 @@ typedef struct gguf_file {
     uint64_t     n_kvs;
     gguf_tensor *tensors;        /* n_tensors; owned */
     uint64_t     n_tensors;
+    const char  *hint;           /* appended to every error (borrowed, may be NULL) */
 } gguf_file;
 
 /* Maps PATH and checks its structure: magic, version 3, counts, every
  * metadata entry's type and length, every tensor's type, dims, offset,
  * alignment and size against the file length, and no duplicate names.
  * On a bad file logs one error "PATH: byte N: what was wrong" and returns
- * -1 (nothing to free). On success the caller frees F with gguf_close. */
-int gguf_open(gguf_file *f, const char *path);
+ * -1 (nothing to free); HINT (static, may be NULL) ends every message, e.g.
+ * how to regenerate the file. On success the caller frees F with gguf_close. */
+int gguf_open(gguf_file *f, const char *path, const char *hint);
 void gguf_close(gguf_file *f);
 
 const gguf_kv *gguf_find_kv(const gguf_file *f, const char *key);          /* NULL if absent */

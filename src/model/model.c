@@ -225,7 +225,7 @@ static int load_weights(model *m)
 int model_load(model *m, const char *path)
 {
     memset(m, 0, sizeof *m);
-    if (gguf_open(&m->file, path))
+    if (gguf_open(&m->file, path, REGEN))
         return -1;
     if (load_config(m) || load_weights(m)) {
         model_free(m);

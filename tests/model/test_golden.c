@@ -161,7 +161,7 @@ int main(int argc, char **argv)
         snprintf(rpath, sizeof rpath, "%s/%s.ref.gguf", argv[1], argv[a]);
         model m;
         gguf_file ref;
-        if (model_load(&m, path) || gguf_open(&ref, rpath)) {
+        if (model_load(&m, path) || gguf_open(&ref, rpath, NULL)) {
             fprintf(stderr, "cannot load %s\n", argv[a]);
             return 1;
         }

@@ -1,0 +1,46 @@
+"""test_unit.py: the systemd unit is sandboxed (exposure <= 2.0) and keeps what the service needs."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from servetest import SRC, check, done  # noqa: E402
+
+with open(os.path.join(SRC, "systemd", "continuo.service.in")) as f:
+    unit = f.read().replace("@bindir@", "/usr/bin")
+keys = {}
+for line in unit.splitlines():
+    if "=" in line and not line.startswith("#"):
+        k, v = line.split("=", 1)
+        keys.setdefault(k.strip(), []).append(v.strip())
+check(keys.get("Type") == ["notify"], "Type=notify")
+check("WatchdogSec" in keys and keys.get("Restart") == ["on-failure"], "watchdog and restart")
+check(keys.get("PrivateNetwork") == ["yes"] and keys.get("RestrictAddressFamilies") == ["AF_UNIX"],
+      "no network")
+# ALSA must keep working: no PrivateDevices, /dev/snd allowed.
+check(keys.get("PrivateDevices", ["no"]) == ["no"], "PrivateDevices would hide /dev/snd")
+check("char-alsa rw" in keys.get("DeviceAllow", []), "ALSA devices allowed")
+
+tool = shutil.which("systemd-analyze")
+if tool:
+    tmp = tempfile.mkdtemp(prefix="continuo-unit-")
+    try:
+        path = os.path.join(tmp, "continuo.service")
+        with open(path, "w") as f:
+            f.write(unit)
+        r = subprocess.run([tool, "security", "--offline=true", "--no-pager", path],
+                           capture_output=True, text=True)
+        m = re.search(r"Overall exposure level for continuo.service: ([0-9.]+)", r.stdout + r.stderr)
+        check(m is not None, "systemd-analyze gave a score: %r" % (r.stdout + r.stderr)[-300:])
+        if m:
+            print("exposure", m.group(1))
+            check(float(m.group(1)) <= 2.0, "exposure %s <= 2.0" % m.group(1))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+else:
+    print("systemd-analyze not found: exposure not checked")
+done()

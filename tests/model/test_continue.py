@@ -1,0 +1,108 @@
+"""test_continue.py: `continuo continue` and `continuo eval` on MIDI files with a small random model:
+two tracks, the continuation starts where the primer ends and is not the primer, seeds reproduce,
+the piano roll, clear errors and no partial output."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import mido
+
+SRC = os.environ["CONTINUO_SRC"]
+CONTINUO = os.environ["CONTINUO"]
+
+
+def write_primer(path):
+    mid = mido.MidiFile(ticks_per_beat=480)
+    tr = mido.MidiTrack()
+    mid.tracks.append(tr)
+    tr.append(mido.MetaMessage("set_tempo", tempo=500000))
+    pitches = [60, 64, 67, 72, 67, 64, 60, 62, 65, 69]
+    for p in pitches:                     # eighth notes at 120 bpm: 0.25 s each
+        tr.append(mido.Message("note_on", note=p, velocity=70, time=0))
+        tr.append(mido.Message("note_off", note=p, velocity=0, time=240))
+    mid.save(path)
+    return pitches, 0.25 * len(pitches)
+
+
+def notes(track):
+    """(onset seconds, pitch) of the note-ons of a track written by continuo (1 tick = 1 ms)."""
+    t, out = 0, []
+    for msg in track:
+        t += msg.time
+        if msg.type == "note_on" and msg.velocity > 0:
+            out.append((t / 1000.0, msg.note))
+    return out
+
+
+def run(*args, **kw):
+    return subprocess.run([CONTINUO, *args], capture_output=True, text=True, **kw)
+
+
+def main() -> int:
+    fails = []
+
+    def check(cond, what):
+        print(("ok   " if cond else "FAIL ") + what)
+        if not cond:
+            fails.append(what)
+
+    with tempfile.TemporaryDirectory() as d:
+        model = os.path.join(d, "m.gguf")
+        subprocess.run(["/usr/bin/python3", os.path.join(SRC, "train", "export.py"), "--random", model,
+                        "--layers", "2", "--d-model", "64", "--heads", "4", "--d-ff", "128",
+                        "--max-rel", "32", "--context", "64", "--scale", "0.1", "--dtype", "f16"],
+                       check=True, stdout=subprocess.DEVNULL)
+        primer = os.path.join(d, "primer.mid")
+        pitches, primer_end = write_primer(primer)
+        out, svg = os.path.join(d, "out.mid"), os.path.join(d, "out.svg")
+        r = run("continue", primer, "-o", out, "--model", model, "--seconds", "6", "--seed", "5", "--plot", svg)
+        print(r.stdout, r.stderr)
+        check(r.returncode == 0, "continue exits 0")
+        mid = mido.MidiFile(out)
+        names = [next((m.name for m in t if m.type == "track_name"), None) for t in mid.tracks]
+        check("primer" in names and "continuation" in names, f"two named tracks ({names})")
+        prim = notes(mid.tracks[names.index("primer")])
+        cont = notes(mid.tracks[names.index("continuation")])
+        check([p for _, p in prim] == pitches, "the primer track holds the primer's notes")
+        check(len(cont) > 0, f"the continuation has notes ({len(cont)})")
+        check(all(t >= primer_end - 0.011 for t, _ in cont), "the continuation starts where the primer ends")
+        check(all(t <= primer_end + 6.01 for t, _ in cont), "and lasts about --seconds")
+        check([p for _, p in cont][:len(pitches)] != pitches, "the continuation is not a copy of the primer")
+        text = open(svg).read() if os.path.exists(svg) else ""
+        check(text.startswith("<svg") and "#1f77b4" in text and "#ff7f0e" in text and "seconds" in text,
+              "the piano roll has both colours and a time axis")
+
+        out2, out3 = os.path.join(d, "out2.mid"), os.path.join(d, "out3.mid")
+        run("continue", primer, "-o", out2, "--model", model, "--seconds", "6", "--seed", "5")
+        run("continue", primer, "-o", out3, "--model", model, "--seconds", "6", "--seed", "6",
+            "--top-p", "0.95", "--temperature", "1.2")
+        check(open(out, "rb").read() == open(out2, "rb").read(), "the same seed gives the same file")
+        check(open(out, "rb").read() != open(out3, "rb").read(), "another seed gives another continuation")
+
+        # errors: no partial output
+        bad = os.path.join(d, "bad.mid")
+        open(bad, "wb").write(b"MThd\0\0\0\6garbage")
+        o4 = os.path.join(d, "o4.mid")
+        r = run("continue", bad, "-o", o4, "--model", model)
+        check(r.returncode == 1 and "bad.mid" in r.stderr and not os.path.exists(o4), "a bad primer: error, no output")
+        env = {k: v for k, v in os.environ.items() if k != "CONTINUO_MODEL"}
+        r = run("continue", primer, "-o", o4, cwd=d, env=env)
+        check(r.returncode == 1 and "no model file" in r.stderr and "continuo-default.gguf" in r.stderr
+              and not os.path.exists(o4), "no model: the places tried are named")
+        r = run("continue", primer, "-o", o4, "--model", model, "--top-p", "2")
+        check(r.returncode == 2, "a bad option value is a usage error")
+
+        # eval on a MIDI file equals eval on its token file
+        tok = os.path.join(d, "primer.tok")
+        subprocess.run([CONTINUO, "encode", "-o", tok, primer], check=True, capture_output=True)
+        a = run("eval", "--model", model, primer).stdout.strip().splitlines()[-1]
+        b = run("eval", "--model", model, tok).stdout.strip().splitlines()[-1]
+        print(a, "|", b)
+        check(a.startswith("nll ") and a == b, "eval of a MIDI file equals eval of its token file")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

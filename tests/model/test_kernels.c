@@ -1,0 +1,220 @@
+/* test_kernels.c: every fast kernel (each instruction set this CPU has) against its naive twin; half floats; the thread pool. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model/gguf.h"
+#include "model/kernels.h"
+#include "model/pool.h"
+
+static unsigned long long rng = 88172645463325252ull;
+
+static float frand(void)   /* uniform in [-1, 1) */
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((rng >> 40) * 0x1p-24 * 2.0 - 1.0);
+}
+
+static double max_rel_diff(const float *a, const float *b, int n)
+{
+    double d = 0, s = 1e-6;
+    for (int i = 0; i < n; i++) {
+        d = fmax(d, fabs((double)a[i] - b[i]));
+        s = fmax(s, fabs((double)b[i]));
+    }
+    return d / s;
+}
+
+static void test_half(void)
+{
+    int bad = 0;
+    for (unsigned h = 0; h < 65536; h++) {
+        float f = f16_to_f32((uint16_t)h);
+        if (isnan(f))
+            continue;
+        bad += f32_to_f16(f) != h;
+    }
+    CHECK_INT(bad, 0);
+    CHECK(f16_to_f32(0x3c00) == 1.0f);
+    CHECK(f16_to_f32(0xc000) == -2.0f);
+    CHECK(f32_to_f16(65504.0f) == 0x7bff);
+    CHECK(f32_to_f16(1e6f) == 0x7c00);
+    CHECK(f32_to_f16(1.0f + 0x1p-11f) == 0x3c00);      /* a tie rounds to even */
+    CHECK(f32_to_f16(1.0f + 0x1p-11f + 0x1p-20f) == 0x3c01);
+    uint16_t hs[37];
+    float a[37], b[37];
+    for (int i = 0; i < 37; i++)
+        hs[i] = f32_to_f16(frand() * 100);
+    f16_to_f32_row(a, hs, 37);
+    for (int i = 0; i < 37; i++)
+        b[i] = f16_to_f32(hs[i]);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+}
+
+static void test_matvec(void)
+{
+    int shapes[][2] = { { 17, 64 }, { 40, 512 }, { 3, 37 }, { 64, 1 }, { 9, 130 } };
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        int rows = shapes[k][0], cols = shapes[k][1];
+        float *w = malloc(sizeof(float) * rows * cols), *x = malloc(sizeof(float) * cols);
+        uint16_t *wh = malloc(2 * (size_t)rows * cols);
+        float fast[64], naive[64];
+        for (int i = 0; i < rows * cols; i++) {
+            w[i] = frand();
+            wh[i] = f32_to_f16(w[i]);
+        }
+        for (int i = 0; i < cols; i++)
+            x[i] = frand();
+        matrix m32 = { w, GGML_TYPE_F32, rows, cols }, m16 = { wh, GGML_TYPE_F16, rows, cols };
+        matvec(fast, &m32, x, 0, rows);
+        matvec_naive(naive, &m32, x, 0, rows);
+        CHECK(max_rel_diff(fast, naive, rows) < 1e-5);
+        matvec(fast, &m16, x, 1, rows);            /* a row range */
+        matvec_naive(naive, &m16, x, 1, rows);
+        CHECK(max_rel_diff(fast, naive, rows - 1) < 1e-5);
+        /* the F16 kernel reads halves: it differs from F32 by rounding only */
+        matvec(naive, &m32, x, 1, rows);
+        CHECK(max_rel_diff(fast, naive, rows - 1) < 3e-3);
+        free(w);
+        free(x);
+        free(wh);
+    }
+}
+
+static void test_attend_query(void)
+{
+    int dh = 24, ld = 3 * dh, M = 10;
+    float k[40 * 72], v[40 * 72], er[10 * 24], q[24], fast[24], naive[24], scores[40], rel[10];
+    uint16_t erh[10 * 24];
+    for (int i = 0; i < 40 * ld; i++) {
+        k[i] = frand();
+        v[i] = frand();
+    }
+    for (int i = 0; i < M * dh; i++) {
+        er[i] = frand();
+        erh[i] = f32_to_f16(er[i]);
+    }
+    for (int i = 0; i < dh; i++)
+        q[i] = frand() * 2;
+    matrix e32 = { er, GGML_TYPE_F32, M, dh }, e16 = { erh, GGML_TYPE_F16, M, dh };
+    int ns[] = { 1, 5, 10, 11, 40 };     /* below, at and past max_rel */
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+        attend_query(fast, q, k, v, ld, ns[t], &e32, dh, 0.3f, scores, rel);
+        attend_query_naive(naive, q, k, v, ld, ns[t], &e32, dh, 0.3f, scores);
+        CHECK(max_rel_diff(fast, naive, dh) < 1e-5);
+        attend_query(fast, q, k, v, ld, ns[t], &e16, dh, 0.3f, scores, rel);
+        attend_query_naive(naive, q, k, v, ld, ns[t], &e16, dh, 0.3f, scores);
+        CHECK(max_rel_diff(fast, naive, dh) < 1e-5);
+    }
+    /* the relative term matters: a different table changes the output past distance 0 */
+    float er2[10 * 24];
+    memcpy(er2, er, sizeof er);
+    er2[5 * dh] += 5;
+    matrix e2 = { er2, GGML_TYPE_F32, M, dh };
+    attend_query(fast, q, k, v, ld, 11, &e32, dh, 0.3f, scores, rel);
+    attend_query(naive, q, k, v, ld, 11, &e2, dh, 0.3f, scores, rel);
+    CHECK(max_rel_diff(fast, naive, dh) > 1e-4);
+}
+
+/* The prefill path (sgemm + skew) against relative logits computed one by one. */
+static void test_skew(void)
+{
+    int Ls[] = { 1, 7, 16, 33 };
+    int dh = 8, ld = 16, M = 12;
+    for (size_t t = 0; t < sizeof Ls / sizeof Ls[0]; t++) {
+        int L = Ls[t], m = L < M ? L : M;
+        float *q = malloc(sizeof(float) * L * ld), *k = malloc(sizeof(float) * L * ld);
+        float *er = malloc(sizeof(float) * M * dh), *S = malloc(sizeof(float) * L * L);
+        float *R = malloc(sizeof(float) * L * m), *P = malloc(sizeof(float) * L * L);
+        for (int i = 0; i < L * ld; i++) {
+            q[i] = frand() * 2;
+            k[i] = frand();
+        }
+        for (int i = 0; i < M * dh; i++)
+            er[i] = frand();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, L, dh, 1.0f, q, ld, k, ld, 0.0f, S, L);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, m, dh, 1.0f, q, ld, er, dh, 0.0f, R, m);
+        rel_softmax_rows(S, R, L, m, 0.35f, 0, L / 2);
+        rel_softmax_rows(S, R, L, m, 0.35f, L / 2, L);
+        rel_probs_naive(P, q, k, ld, er, M, L, dh, 0.35f);
+        CHECK(max_rel_diff(S, P, L * L) < 1e-5);
+        free(q); free(k); free(er); free(S); free(R); free(P);
+    }
+}
+
+static void test_misc(void)
+{
+    float x[5] = { 1, 2, 3, 4, 10 }, g[5] = { 1, 1, 1, 1, 1 }, b[5] = { 0 }, y[5];
+    layernorm(y, x, g, b, 5, 1e-5f);
+    double mean = 0, var = 0;
+    for (int i = 0; i < 5; i++)
+        mean += y[i];
+    for (int i = 0; i < 5; i++)
+        var += y[i] * y[i];
+    CHECK_NEAR(mean, 0, 1e-5);
+    CHECK_NEAR(var / 5, 1, 1e-4);
+    float gx[3] = { -1, 0, 2 };
+    gelu(gx, 3);
+    CHECK_NEAR(gx[0], -0.15865525, 1e-6);
+    CHECK_NEAR(gx[2], 1.9544997, 1e-6);
+    float a[19], c[19], r[19];
+    for (int i = 0; i < 19; i++) {
+        a[i] = frand();
+        c[i] = frand();
+        r[i] = c[i] + 0.5f * a[i];
+    }
+    axpy_f32(c, 0.5f, a, 19);
+    CHECK(max_rel_diff(c, r, 19) < 1e-6);
+}
+
+typedef struct sum_job {
+    int counts[8];
+} sum_job;
+
+static void count_job(void *ctx, int i, int n)
+{
+    sum_job *j = ctx;
+    (void)n;
+    j->counts[i]++;
+}
+
+static void test_pool(void)
+{
+    for (int n = 1; n <= 3; n++) {
+        pool *p = pool_new(n);
+        CHECK(p != NULL);
+        sum_job j = { { 0 } };
+        for (int r = 0; r < 1000; r++)
+            pool_run(p, count_job, &j);
+        for (int i = 0; i < n; i++)
+            CHECK_INT(j.counts[i], 1000);
+        pool_free(p);
+    }
+    int lo, hi, total = 0;
+    for (int i = 0; i < 3; i++) {
+        pool_split(100, i, 3, 16, &lo, &hi);
+        CHECK(lo % 16 == 0);
+        total += hi - lo;
+    }
+    CHECK_INT(total, 100);
+}
+
+int main(void)
+{
+    test_half();
+    for (int level = (int)kernels_best_level(); level >= 0; level--) {
+        kernels_set_level((kernel_level)level);
+        CHECK_INT(kernels_level(), level);
+        fprintf(stderr, "kernels: %s\n", kernels_level_name((kernel_level)level));
+        test_matvec();
+        test_attend_query();
+        test_skew();
+        test_misc();
+    }
+    test_pool();
+    return CHECK_DONE();
+}

@@ -1,0 +1,129 @@
+/* test_sampler.c: sampling knobs, seeds, and the mask of events the decoder would discard. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "codec/perf.h"
+#include "codec/vocab.h"
+#include "model/sampler.h"
+
+static sampler make(int V, float temp, int top_k, float top_p, float min_p, uint64_t seed)
+{
+    sampler s;
+    sampler_opts o;
+    sampler_opts_default(&o);
+    o.temperature = temp;
+    o.top_k = top_k;
+    o.top_p = top_p;
+    o.min_p = min_p;
+    o.seed = seed;
+    if (sampler_init(&s, V, &o) != 0)
+        abort();
+    return s;
+}
+
+static void test_knobs(void)
+{
+    float lg[4] = { logf(0.5f), logf(0.3f), logf(0.15f), logf(0.05f) };
+    int counts[4] = { 0 };
+    sampler s = make(4, 1.0f, 0, 1.0f, 0.0f, 42);
+    for (int i = 0; i < 20000; i++)
+        counts[sampler_sample(&s, lg)]++;
+    CHECK_NEAR(counts[0] / 20000.0, 0.5, 0.02);
+    CHECK_NEAR(counts[1] / 20000.0, 0.3, 0.02);
+    CHECK_NEAR(counts[3] / 20000.0, 0.05, 0.01);
+    sampler_free(&s);
+
+    struct { float t; int k; float p, mp; int allowed; } cases[] = {
+        { 0.0f, 0, 1.0f, 0.0f, 1 },     /* greedy */
+        { 1.0f, 1, 1.0f, 0.0f, 1 },     /* top-k 1 */
+        { 1.0f, 2, 1.0f, 0.0f, 2 },     /* top-k 2 */
+        { 1.0f, 0, 0.7f, 0.0f, 2 },     /* 0.5 + 0.3 >= 0.7 */
+        { 1.0f, 0, 1.0f, 0.5f, 2 },     /* >= 0.25 */
+        { 1.0f, 0, 1.0f, 0.2f, 3 },     /* >= 0.1 */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int seen[4] = { 0 };
+        s = make(4, cases[c].t, cases[c].k, cases[c].p, cases[c].mp, 5);
+        for (int i = 0; i < 3000; i++)
+            seen[sampler_sample(&s, lg)] = 1;
+        int n = seen[0] + seen[1] + seen[2] + seen[3];
+        CHECK_INT(n, cases[c].allowed);
+        CHECK(seen[0]);
+        sampler_free(&s);
+    }
+    /* a high temperature flattens: the rarest event becomes common */
+    s = make(4, 5.0f, 0, 1.0f, 0.0f, 9);
+    int rare = 0;
+    for (int i = 0; i < 4000; i++)
+        rare += sampler_sample(&s, lg) == 3;
+    CHECK(rare > 600);
+    sampler_free(&s);
+}
+
+static void test_seed(void)
+{
+    float lg[50];
+    for (int i = 0; i < 50; i++)
+        lg[i] = (float)sin(i) * 2;
+    int a[100], b[100], c[100];
+    sampler s1 = make(50, 1.0f, 0, 0.95f, 0.0f, 123), s2 = make(50, 1.0f, 0, 0.95f, 0.0f, 123),
+            s3 = make(50, 1.0f, 0, 0.95f, 0.0f, 124);
+    for (int i = 0; i < 100; i++) {
+        a[i] = sampler_sample(&s1, lg);
+        b[i] = sampler_sample(&s2, lg);
+        c[i] = sampler_sample(&s3, lg);
+    }
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    CHECK(memcmp(a, c, sizeof a) != 0);
+    sampler_free(&s1);
+    sampler_free(&s2);
+    sampler_free(&s3);
+}
+
+static void test_mask(void)
+{
+    const vocab *v = vocab_find("mt310");
+    CHECK(v != NULL);
+    if (!v)
+        return;
+    perf_decoder d;
+    perf_decoder_init(&d, v, 30.0);
+    note_list out = { 0 };
+    perf_decoder_push(&d, vocab_id(v, EVENT_NOTE_ON, 60), &out);
+    perf_decoder_push(&d, vocab_id(v, EVENT_NOTE_ON, 64), &out);
+    sampler s = make(v->size, 1.0f, 0, 1.0f, 0.0f, 1);
+    float *lg = calloc((size_t)v->size, sizeof(float));
+    int off60 = vocab_id(v, EVENT_NOTE_OFF, 60), off62 = vocab_id(v, EVENT_NOTE_OFF, 62);
+    int on62 = vocab_id(v, EVENT_NOTE_ON, 62), on60 = vocab_id(v, EVENT_NOTE_ON, 60);
+
+    sampler_mask_from_decoder(&s, v, &d, 2, 0);
+    CHECK(!s.forbidden[off60]);          /* sounding: may end */
+    CHECK(s.forbidden[off62]);           /* silent: its NOTE_OFF would be discarded */
+    CHECK(s.forbidden[on62]);            /* two notes held, the cap is 2 */
+    CHECK(!s.forbidden[on60]);           /* re-striking a sounding pitch does not add one */
+    CHECK(s.forbidden[0] && s.forbidden[1]);   /* PAD, EOS */
+    CHECK(!s.forbidden[vocab_id(v, EVENT_TIME_SHIFT, 10)]);
+    /* even when the model wants a forbidden event most, it is never drawn */
+    lg[off62] = 50;
+    lg[on62] = 49;
+    for (int i = 0; i < 500; i++) {
+        int id = sampler_sample(&s, lg);
+        CHECK(id != off62 && id != on62);
+    }
+    sampler_mask_from_decoder(&s, v, &d, 3, 1);
+    CHECK(!s.forbidden[on62]);           /* the cap is 3 now */
+    CHECK(!s.forbidden[1]);              /* EOS allowed when asked */
+    sampler_free(&s);
+    free(lg);
+    note_list_free(&out);
+}
+
+int main(void)
+{
+    test_knobs();
+    test_seed();
+    test_mask();
+    return CHECK_DONE();
+}
