@@ -314,3 +314,40 @@ def load_seqs(paths: list, vocab: str) -> tuple:
         seqs += tf.seqs
         sources += tf.sources
     return seqs, sources
+
+
+def maestro_split(csv_path: str, out_path: str) -> int:
+    """Writes a split.tsv (split, composer, title, file) from MAESTRO's
+    maestro-v3.0.0.csv: train -> train, validation -> valid, test -> test.
+    Returns the number of rows."""
+    import csv
+    rows = ["split\tcomposer\ttitle\tfile"]
+    names = {"train": "train", "validation": "valid", "test": "test"}
+    with open(csv_path, newline="") as fh:
+        for r in csv.DictReader(fh):
+            clean = lambda s: s.replace("\t", " ").replace("\n", " ")   # noqa: E731
+            rows.append("\t".join([names.get(r["split"], r["split"]), clean(r["canonical_composer"]),
+                                   clean(r["canonical_title"]), r["midi_filename"]]))
+    with open(out_path + ".tmp", "w") as fh:
+        fh.write("\n".join(rows) + "\n")
+    os.replace(out_path + ".tmp", out_path)
+    return len(rows) - 1
+
+
+if __name__ == "__main__":
+    import argparse
+    ap = argparse.ArgumentParser(description="Training data helpers.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("maestro-split", help="split.tsv from MAESTRO's metadata CSV")
+    m.add_argument("csv")
+    m.add_argument("out")
+    f = sub.add_parser("folder-split", help="split.tsv for a plain folder of MIDI files")
+    f.add_argument("folder")
+    f.add_argument("out")
+    f.add_argument("--valid-fraction", type=float, default=0.1)
+    a = ap.parse_args()
+    if a.cmd == "maestro-split":
+        print(f"{a.out}: {maestro_split(a.csv, a.out)} performances")
+    else:
+        make_split_file(a.folder, a.valid_fraction, a.out)
+        print(f"{a.out}: written")

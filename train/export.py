@@ -254,7 +254,12 @@ def export_model(model, cfg, path: str, provenance: dict = None, dtype: str = "f
         elif not isinstance(v, (bool, int, float, str)):
             v = str(v)
         kvs["continuo.provenance." + k] = v
-    sd = {k: v.detach().float().cpu().numpy() for k, v in model.state_dict().items()}
+    sd = {}
+    for k, v in model.state_dict().items():
+        for prefix in ("module.", "_orig_mod."):        # DDP / torch.compile wrappers
+            if k.startswith(prefix):
+                k = k[len(prefix):]
+        sd[k] = v.detach().float().cpu().numpy()
     tensors = []
     for name, key in _tensor_names(c["n_layers"]):
         a = sd[key]

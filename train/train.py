@@ -272,6 +272,14 @@ def set_rng_state(st: dict) -> None:
         torch.cuda.set_rng_state_all(st["cuda"])
 
 
+def load_checkpoint(path: str) -> dict:
+    """A checkpoint holds RNG states (numpy, Python), not only tensors."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=False)
+    except TypeError:          # torch without weights_only
+        return torch.load(path, map_location="cpu")
+
+
 def save_checkpoint(path: str, model, opt, sched: Schedule, history: dict, cfg: dict,
                     events: int) -> None:
     tmp = path + ".tmp"
@@ -354,7 +362,7 @@ def main(argv=None) -> int:
     if args.resume or args.export_only:
         if not os.path.exists(ckpt_path):
             raise SystemExit(f"{ckpt_path}: no checkpoint to resume from")
-        ck = torch.load(ckpt_path, map_location="cpu")
+        ck = load_checkpoint(ckpt_path)
     else:
         ck = None
     if d.main:
@@ -367,9 +375,12 @@ def main(argv=None) -> int:
     lay = data_mod.layout(mcfg.vocab_name)
     torch.manual_seed(int(tcfg["seed"]))
     model = MusicTransformer(mcfg).to(d.device)
+    use_cuda_amp = d.device.type == "cuda" and tcfg["amp"] != "off"
+    fast = False
     if tcfg["attention"] != "skew":
         import fast_attention
-        log(f"attention: {fast_attention.install(model, tcfg['attention'], log=log)}")
+        log(f"attention: {fast_attention.install(model, tcfg['attention'], log=log, dtype=torch.bfloat16 if use_cuda_amp else torch.float32)}")
+        fast = any("forward" in b.attn.__dict__ for b in model.blocks)
     export_path = os.path.join(out, cfg["export"]["file"])
 
     if args.export_only:
@@ -416,9 +427,7 @@ def main(argv=None) -> int:
         history, events = ck["history"], int(ck["events"])
         log(f"resumed from {ckpt_path} at step {sched.step}")
 
-    amp_dtype = None
-    if d.device.type == "cuda" and tcfg["amp"] != "off":
-        amp_dtype = torch.bfloat16
+    amp_dtype = torch.bfloat16 if use_cuda_amp else None
     net = model
     if tcfg["compile"] and hasattr(torch, "compile"):
         net = torch.compile(model)
@@ -455,7 +464,7 @@ def main(argv=None) -> int:
     t_start = time.time() - sched.elapsed
     t_log = time.time()
     acc_nll, acc_cnt, acc_ev = 0.0, 0, 0
-    compiled_ok = not tcfg["compile"]
+    first_step = sched.step
     while not sched.done() and not (stop_at and sched.step >= stop_at):
         step = sched.step
         lr = sched.value()
@@ -476,15 +485,20 @@ def main(argv=None) -> int:
             loss = nll * (d.world / max(n_global, 1))
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            compiled_ok = True
         except Exception as e:
-            if compiled_ok:
+            # The first step is where torch.compile or a fast attention kernel
+            # fails if it does: fall back to eager and the skewed path, once.
+            if step != first_step or (net is model and not fast):
                 raise
-            log(f"torch.compile failed ({type(e).__name__}: {str(e)[:200]}); running eager")
-            compiled_ok = True
+            log(f"first step failed ({type(e).__name__}: {str(e)[:300]}); "
+                "falling back to eager PyTorch and the skewed attention")
+            if fast:
+                fast_attention.uninstall(model)
+                fast = False
             net = model if d.world == 1 else \
                 torch.nn.parallel.DistributedDataParallel(
                     model, device_ids=[d.local_rank] if d.device.type == "cuda" else None)
+            opt.zero_grad(set_to_none=True)
             continue
         if tcfg["grad_clip"]:
             torch.nn.utils.clip_grad_norm_(model.parameters(), float(tcfg["grad_clip"]))

@@ -203,15 +203,16 @@ static int bench_torch(const char *script, const char *model_path, int threads, 
 
 /* ------------------------------------------------------------------ report */
 
-static void row(const char *label, double c, double t, int have_t, const char *fmt)
+/* The last column is C/PyTorch, or PyTorch/C when INVERT (times: higher is better for C). */
+static void row(const char *label, double c, double t, int have_t, const char *fmt, int invert)
 {
     char a[32], b[32] = "-", q[32] = "-";
     snprintf(a, sizeof a, fmt, c);
     if (have_t && t > 0) {
         snprintf(b, sizeof b, fmt, t);
-        snprintf(q, sizeof q, "%.1fx", c / t);
+        snprintf(q, sizeof q, "%.1fx", invert ? t / c : c / t);
     }
-    printf("  %-34s %12s %12s %9s\n", label, a, b, q);
+    printf("  %-44s %12s %12s %9s\n", label, a, b, q);
 }
 
 int cmd_bench(int argc, char **argv)
@@ -281,30 +282,30 @@ int cmd_bench(int argc, char **argv)
     }
     double bw = threads > 1 ? bw2 : bw1;
 
-    printf("\n  %-34s %12s %12s %9s\n", "", "C engine", "PyTorch", "C/PyTorch");
+    printf("\n  %-44s %12s %12s %9s\n", "", "C engine", "PyTorch", "C/PyTorch");
     char label[64];
     snprintf(label, sizeof label, "prefill %d events (events/s)", ce.prefill_n);
-    row(label, ce.prefill_eps, te.prefill_eps, have_t, "%.0f");
+    row(label, ce.prefill_eps, te.prefill_eps, have_t, "%.0f", 0);
     for (int k = 0; k < N_CTX; k++) {
         if (ce.decode_eps[k] <= 0)
             continue;
         snprintf(label, sizeof label, "decode at context %d (events/s)", contexts[k]);
-        row(label, ce.decode_eps[k], te.decode_eps[k], have_t, "%.1f");
+        row(label, ce.decode_eps[k], te.decode_eps[k], have_t, "%.1f", 0);
     }
     for (int k = 0; k < N_CTX; k++) {
         if (ce.decode_eps[k] <= 0)
             continue;
-        snprintf(label, sizeof label, "  ms per event at context %d", contexts[k]);
-        row(label, 1e3 / ce.decode_eps[k], te.decode_eps[k] > 0 ? 1e3 / te.decode_eps[k] : 0, have_t, "%.2f");
+        snprintf(label, sizeof label, "  ms per event at context %d (PyTorch/C)", contexts[k]);
+        row(label, 1e3 / ce.decode_eps[k], te.decode_eps[k] > 0 ? 1e3 / te.decode_eps[k] : 0, have_t, "%.2f", 1);
     }
-    row("peak memory, RSS (MB)", ce.rss_mb, te.rss_mb, have_t, "%.0f");
-    row("weight bytes per event (MB)", ce.weight_bytes / 1e6, te.weight_bytes / 1e6, have_t, "%.1f");
+    row("peak memory, RSS (MB)", ce.rss_mb, te.rss_mb, have_t, "%.0f", 0);
+    row("weight bytes per event (MB)", ce.weight_bytes / 1e6, te.weight_bytes / 1e6, have_t, "%.1f", 0);
     for (int k = 0; k < N_CTX; k++) {
         if (ce.decode_eps[k] <= 0)
             continue;
         snprintf(label, sizeof label, "weight GB/s at context %d", contexts[k]);
         row(label, ce.weight_bytes * ce.decode_eps[k] / 1e9, te.weight_bytes * te.decode_eps[k] / 1e9, have_t,
-            "%.2f");
+            "%.2f", 0);
     }
     printf("\nmemory read bandwidth (streaming 512 MiB): %.1f GB/s with 1 thread, %.1f GB/s with %d\n", bw1, bw2,
            threads > 1 ? threads : 2);

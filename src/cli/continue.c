@@ -50,6 +50,9 @@ static int write_svg(const char *path, const note_list *primer, const note_list 
             lo = n->pitch < lo ? n->pitch : lo;
             hi = n->pitch > hi ? n->pitch : hi;
         }
+    /* a long primer: show its last part, at least twice the continuation's length */
+    double span = 2 * (t_end - t_split) > 15 ? 2 * (t_end - t_split) : 15;
+    double t0 = t_split - span > 0 ? t_split - span : 0;
     if (lo > hi) {
         lo = 60;
         hi = 72;
@@ -57,7 +60,7 @@ static int write_svg(const char *path, const note_list *primer, const note_list 
     lo = lo > 2 ? lo - 2 : 0;
     hi = hi < 125 ? hi + 2 : 127;
     double W = 1200, H = 480, ml = 50, mr = 20, mt = 30, mb = 40;
-    double sx = (W - ml - mr) / (t_end > 0 ? t_end : 1), sy = (H - mt - mb) / (hi - lo + 1);
+    double sx = (W - ml - mr) / (t_end - t0 > 0 ? t_end - t0 : 1), sy = (H - mt - mb) / (hi - lo + 1);
     atomic_file af;
     if (atomic_file_open(&af, path) != 0)
         return -1;
@@ -66,9 +69,9 @@ static int write_svg(const char *path, const note_list *primer, const note_list 
                 "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
     fprintf(fp, "<text x=\"%.0f\" y=\"18\">primer (blue) and continuation (orange); time in seconds, "
                 "pitch as MIDI note number</text>\n", ml);
-    double step = t_end > 120 ? 20 : t_end > 60 ? 10 : t_end > 20 ? 5 : t_end > 8 ? 2 : 1;
-    for (double t = 0; t <= t_end + 1e-9; t += step) {
-        double x = ml + t * sx;
+    double len = t_end - t0, step = len > 120 ? 20 : len > 60 ? 10 : len > 20 ? 5 : len > 8 ? 2 : 1;
+    for (double t = ceil(t0 / step) * step; t <= t_end + 1e-9; t += step) {
+        double x = ml + (t - t0) * sx;
         fprintf(fp, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>"
                     "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>\n",
                 x, mt, x, H - mb, x, H - mb + 15, t);
@@ -84,12 +87,14 @@ static int write_svg(const char *path, const note_list *primer, const note_list 
     for (int k = 0; k < 2; k++)
         for (size_t i = 0; i < lists[k]->n; i++) {
             const note *n = &lists[k]->notes[i];
-            double w = (n->release - n->onset) * sx;
+            if (n->release < t0)
+                continue;
+            double on = n->onset > t0 ? n->onset : t0, w = (n->release - on) * sx;
             fprintf(fp, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
-                        "fill-opacity=\"%.2f\"/>\n", ml + n->onset * sx, mt + (hi - n->pitch) * sy,
+                        "fill-opacity=\"%.2f\"/>\n", ml + (on - t0) * sx, mt + (hi - n->pitch) * sy,
                     w > 1 ? w : 1, sy > 1 ? sy : 1, colour[k], 0.35 + 0.65 * n->velocity / 127.0);
         }
-    double xs = ml + t_split * sx;
+    double xs = ml + (t_split - t0) * sx;
     fprintf(fp, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"black\" stroke-dasharray=\"4 3\"/>\n"
                 "</svg>\n", xs, mt, xs, H - mb);
     return atomic_file_commit(&af);
@@ -260,7 +265,8 @@ int cmd_continue(int argc, char **argv)
         if (perf_decoder_push(&dec, ids[i], &scratch) != 0)
             goto done;
     double t_start = dec.time;
-    int n_ctx = n_ids < (size_t)m.cfg.context ? (int)n_ids : m.cfg.context;
+    /* a primer that fills the window starts as a slid window would: the last `keep` events */
+    int n_ctx = n_ids < (size_t)m.cfg.context ? (int)n_ids : s.keep;
     ctx = malloc(sizeof(int) * (size_t)n_ctx);
     if (!ctx) {
         log_error("continue: out of memory");

@@ -35,6 +35,9 @@ typedef struct model_engine {
     int          max_held;
     /* the continuation being sampled */
     int64_t      first_step;    /* step of its first note event, -1 before */
+    int          pending;       /* a sampled note event handed out before it was
+                                   decoded (so it sounds one model step
+                                   sooner); fed at the next call; -1: none */
     uint8_t      model_on[128]; /* pitches the continuation started and did not end */
 } model_engine;
 
@@ -73,6 +76,14 @@ static int feed_time(model_engine *e, int64_t steps)
     return 0;
 }
 
+/* Feeds the note event handed out last, if any. */
+static int flush_pending(model_engine *e)
+{
+    int id = e->pending;
+    e->pending = -1;
+    return id >= 0 ? feed(e, id) : 0;
+}
+
 static int me_open(void **state, const config *cfg)
 {
     char path[CONFIG_STR_MAX + 64];
@@ -107,6 +118,7 @@ static int me_open(void **state, const config *cfg)
     e->pos.vel_bin = -1;
     perf_decoder_init(&e->pos.dec, e->v, cfg->max_note_ms / 1000.0);
     e->first_step = -1;
+    e->pending = -1;
     *state = e;
     return 0;
 fail:
@@ -131,6 +143,8 @@ static int me_listen(void *state, const gen_event *ev)
 {
     model_engine *e = state;
     const vocab *v = e->v;
+    if (flush_pending(e) < 0)
+        return -1;
     if (ev->pitch < v->min_pitch || ev->pitch > v->max_pitch)
         return 0;
     int64_t step = llround(ev->time * 1000.0 / v->step_ms);
@@ -182,26 +196,32 @@ static int me_next(void *state, gen_event *out)
 {
     model_engine *e = state;
     const vocab *v = e->v;
+    if (flush_pending(e) < 0)
+        return -1;
     for (int guard = 0; guard < 4096; guard++) {
         sampler_mask_from_decoder(&e->smp, v, &e->pos.dec, e->max_held, 1);
+        if (e->first_step < 0)      /* the continuation starts now: no leading silence */
+            for (int s = 1; s <= v->n_time_shifts; s++)
+                sampler_forbid(&e->smp, vocab_id(v, EVENT_TIME_SHIFT, s));
         int id = sampler_sample(&e->smp, e->st.logits);
         int value;
         event_type t = vocab_decode(v, id, &value);
         if (t == EVENT_EOS)
             return 0;
-        if (feed(e, id) < 0)
-            return -1;
-        if (t != EVENT_NOTE_ON && t != EVENT_NOTE_OFF)
+        int ours = t == EVENT_NOTE_ON || (t == EVENT_NOTE_OFF && e->model_on[value]);
+        if (!ours) {        /* time, velocity, or a note of the player: not ours to end */
+            if (feed(e, id) < 0)
+                return -1;
             continue;
-        if (t == EVENT_NOTE_OFF && !e->model_on[value])
-            continue;       /* a note of the player: not ours to end */
+        }
+        e->pending = id;    /* decoded at the next call: the event goes out first */
         if (e->first_step < 0)
             e->first_step = e->pos.step;
         e->model_on[value] = t == EVENT_NOTE_ON;
         out->time = (double)(e->pos.step - e->first_step) * v->step_ms / 1000.0;
         out->on = t == EVENT_NOTE_ON;
         out->pitch = (uint8_t)value;
-        out->velocity = (uint8_t)(t == EVENT_NOTE_ON ? e->pos.dec.velocity : 0);
+        out->velocity = (uint8_t)(t == EVENT_NOTE_ON ? bin_to_velocity(v, e->pos.vel_bin < 0 ? 15 : e->pos.vel_bin) : 0);
         if (out->velocity < 1 && out->on)
             out->velocity = 64;
         return 1;
@@ -213,6 +233,8 @@ static void me_end(void *state, double played)
 {
     model_engine *e = state;
     (void)played;
+    if (flush_pending(e) < 0)
+        return;
     /* Notes the continuation left sounding end in the context too, as they
      * do on the outputs. */
     for (int p = 0; p < 128; p++)
@@ -227,6 +249,7 @@ static void me_rewind(void *state)
 {
     model_engine *e = state;
     int n = e->mark.n_hist;
+    e->pending = -1;
     e->pos = e->mark;
     model_state_reset(&e->st);
     if (n > 0 && model_prefill(&e->st, e->hist, n, NULL) < 0)

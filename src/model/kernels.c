@@ -9,6 +9,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KERNELS_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #else
 #define KERNELS_X86 0
@@ -24,8 +25,9 @@ kernel_level kernels_best_level(void)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f"))
         return KERNEL_AVX512;
+    unsigned a, b, c, d;    /* F16C: CPUID.1:ECX bit 29 (not every compiler's builtin knows it) */
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-        && __builtin_cpu_supports("f16c"))
+        && __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)))
         return KERNEL_AVX2;
 #endif
     return KERNEL_SCALAR;

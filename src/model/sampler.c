@@ -105,12 +105,26 @@ static int argmax(const sampler *s, const float *logits, int masked)
     return best;
 }
 
-static int by_prob_desc(const void *a, const void *b)
+/* Most likely first, ties by id: a total order, so the result is unique. */
+static int before(const sampler_candidate *x, const sampler_candidate *y)
 {
-    const sampler_candidate *x = a, *y = b;
-    if (x->p != y->p)
-        return x->p < y->p ? 1 : -1;
-    return x->id - y->id;
+    return x->p > y->p || (x->p == y->p && x->id < y->id);
+}
+
+/* Shell sort in place (qsort may allocate; this never does). */
+static void sort_candidates(sampler_candidate *a, int n)
+{
+    static const int gaps[] = { 701, 301, 132, 57, 23, 10, 4, 1 };
+    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
+        int gap = gaps[g];
+        for (int i = gap; i < n; i++) {
+            sampler_candidate t = a[i];
+            int j = i;
+            for (; j >= gap && before(&t, &a[j - gap]); j -= gap)
+                a[j] = a[j - gap];
+            a[j] = t;
+        }
+    }
 }
 
 int sampler_sample(sampler *s, const float *logits)
@@ -135,8 +149,9 @@ int sampler_sample(sampler *s, const float *logits)
     }
     for (int k = 0; k < n; k++)
         s->order[k].p = (float)(s->probs[s->order[k].id] / sum);
-    /* candidates, most likely first; ties by id so the order is reproducible */
-    qsort(s->order, (size_t)n, sizeof *s->order, by_prob_desc);
+    /* candidates, most likely first, when a filter needs the order */
+    if (o->top_k > 0 || o->min_p > 0 || o->top_p < 1)
+        sort_candidates(s->order, n);
     int keep = n;
     if (o->top_k > 0 && o->top_k < keep)
         keep = o->top_k;

@@ -146,6 +146,9 @@ class Service:
             os.close(self.writer)
             self.writer = None
         self.log.close()
+        log = self.read_log()
+        check("runtime error:" not in log and "Sanitizer" not in log,
+              "sanitizer report from the service:\n" + log[-3000:])
         return rc, elapsed
 
     def cleanup(self):

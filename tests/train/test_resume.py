@@ -10,6 +10,9 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import synth   # noqa: E402
 
+sys.path.insert(0, os.path.dirname(synth.TRAIN_PY))
+from train import load_checkpoint   # noqa: E402
+
 
 def run(cfg, out, *extra):
     r = subprocess.run([sys.executable, synth.TRAIN_PY, "--config", cfg, "--out", out, *extra],
@@ -33,13 +36,13 @@ def main() -> int:
         a, b = os.path.join(tmp, "straight"), os.path.join(tmp, "resumed")
         run(cfg, a)
         run(cfg, b, "--set", "train.stop_at_step=12")
-        half = torch.load(os.path.join(b, "checkpoint.pt"))
+        half = load_checkpoint(os.path.join(b, "checkpoint.pt"))
         if half["scheduler"]["step"] != 12:
             print("FAIL: the interrupted run did not stop at step 12")
             return 1
         run(cfg, b, "--resume")
-        ca = torch.load(os.path.join(a, "checkpoint.pt"))
-        cb = torch.load(os.path.join(b, "checkpoint.pt"))
+        ca = load_checkpoint(os.path.join(a, "checkpoint.pt"))
+        cb = load_checkpoint(os.path.join(b, "checkpoint.pt"))
         fails = 0
         diff = max((ca["model"][k] - cb["model"][k]).abs().max().item() for k in ca["model"])
         moved = max((ca["model"][k] - half["model"][k]).abs().max().item() for k in ca["model"])
