@@ -292,3 +292,53 @@ def install(model, mode: str = "auto", log=print, dtype=torch.float32) -> str:
     for blk in model.blocks:
         blk.attn.forward = types.MethodType(forward, blk.attn)
     return use
+
+
+def _bench(argv=None) -> int:
+    """Prints forward+backward events/s of each attention form on this device."""
+    import argparse
+    import time
+    ap = argparse.ArgumentParser(description="Time the relative attention forms (forward + backward).")
+    ap.add_argument("--L", type=int, default=2048)
+    ap.add_argument("--B", type=int, default=4)
+    ap.add_argument("--H", type=int, default=8)
+    ap.add_argument("--dh", type=int, default=64)
+    ap.add_argument("--M", type=int, default=1024)
+    ap.add_argument("--iters", type=int, default=5)
+    ap.add_argument("--forms", default="skew,flex,chunked,sdpa")
+    a = ap.parse_args(argv)
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dt = torch.bfloat16 if dev.type == "cuda" else torch.float32
+    q, k, v = (torch.randn(a.B, a.H, a.L, a.dh, device=dev, dtype=dt, requires_grad=True) for _ in range(3))
+    er = (torch.randn(a.H, a.M, a.dh, device=dev, dtype=dt) * 0.1).requires_grad_()
+    forms = {"skew": lambda: reference_attention(q, k, v, er),
+             "flex": lambda: flex_relative_attention(q, k, v, er),
+             "chunked": lambda: chunked_relative_attention(q, k, v, er, 256),
+             # no relative term: the vanilla flash-attention baseline
+             "sdpa": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
+             if hasattr(F, "scaled_dot_product_attention") else None}
+    for name in a.forms.split(","):
+        if name == "flex" and flex_available():
+            print(f"{name:8s} unavailable: {flex_available()}")
+            continue
+        try:
+            for i in range(a.iters + 2):
+                if i == 2:
+                    if dev.type == "cuda":
+                        torch.cuda.synchronize()
+                    t = time.time()
+                out = forms[name]()
+                out.float().sum().backward()
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            s = (time.time() - t) / a.iters
+            print(f"{name:8s} {s * 1e3:8.2f} ms per layer fwd+bwd  {a.B * a.L / s:12.0f} events/s per layer")
+        except Exception as e:
+            print(f"{name:8s} failed: {type(e).__name__}: {str(e)[:200]}")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))
+    sys.exit(_bench())

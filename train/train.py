@@ -375,12 +375,6 @@ def main(argv=None) -> int:
     lay = data_mod.layout(mcfg.vocab_name)
     torch.manual_seed(int(tcfg["seed"]))
     model = MusicTransformer(mcfg).to(d.device)
-    use_cuda_amp = d.device.type == "cuda" and tcfg["amp"] != "off"
-    fast = False
-    if tcfg["attention"] != "skew":
-        import fast_attention
-        log(f"attention: {fast_attention.install(model, tcfg['attention'], log=log, dtype=torch.bfloat16 if use_cuda_amp else torch.float32)}")
-        fast = any("forward" in b.attn.__dict__ for b in model.blocks)
     export_path = os.path.join(out, cfg["export"]["file"])
 
     if args.export_only:
@@ -392,6 +386,15 @@ def main(argv=None) -> int:
                     cfg["export"]["dtype"], log)
         log(f"exported {export_path}" if ok else "export failed")
         return 0 if ok else 1
+
+    use_cuda_amp = d.device.type == "cuda" and tcfg["amp"] != "off"
+    fast = False
+    if tcfg["attention"] != "skew":
+        import fast_attention
+        used = fast_attention.install(model, tcfg["attention"], log=log,
+                                      dtype=torch.bfloat16 if use_cuda_amp else torch.float32)
+        log(f"attention: {used}")
+        fast = any("forward" in b.attn.__dict__ for b in model.blocks)
 
     # Data: the first process of each node encodes (cached), then everyone reads.
     if d.local_rank == 0:
@@ -518,8 +521,9 @@ def main(argv=None) -> int:
                 f"{acc_ev / max(now - t_log, 1e-9):.0f} elapsed {sched.elapsed:.0f}s")
             t_log, acc_nll, acc_cnt, acc_ev = now, 0.0, 0, 0
         if tcfg["eval_every"] and sched.step % int(tcfg["eval_every"]) == 0 and not sched.done():
-            nll_v = run_eval("subset" if tcfg["eval_max_seqs"] else "valid", eval_seqs)
-            history["valid"].append((sched.step, events, nll_v))
+            kind = "subset" if tcfg["eval_max_seqs"] else "valid"
+            nll_v = run_eval(kind, eval_seqs)
+            history["valid"].append((sched.step, events, nll_v, kind))
         if tcfg["ckpt_every"] and sched.step % int(tcfg["ckpt_every"]) == 0:
             checkpoint()
 
@@ -543,7 +547,7 @@ def main(argv=None) -> int:
     nll_v = tot / max(cnt, 1)
     log(f"eval final step {sched.step} valid_nll {nll_v:.6f} events {cnt} "
         f"(fp32, {dtype} model-file weights, {time.time() - t0:.1f} s)")
-    history["valid"].append((sched.step, events, nll_v))
+    history["valid"].append((sched.step, events, nll_v, "valid"))
     checkpoint(final=True)
     if d.main:
         with open(os.path.join(out, "result.json"), "w") as fh:

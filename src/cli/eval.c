@@ -11,6 +11,7 @@
 #include "midi/smf.h"
 #include "model/model.h"
 #include "util/log.h"
+#include "util/progress.h"
 
 static void usage(FILE *fp)
 {
@@ -176,12 +177,15 @@ int cmd_eval(int argc, char **argv)
     int *buf = malloc(sizeof(int) * (size_t)m.cfg.context);
     int status = 0;
     nll_sum total = { 0, 0 };
+    progress pr;
+    progress_begin(&pr, "scoring", (size_t)(argc - first));
     if (!logits || !buf) {
         log_error("eval: out of memory");
         status = 1;
     }
     for (int i = first; status == 0 && i < argc; i++) {
         nll_sum one = { 0, 0 };
+        progress_update(&pr, (size_t)(i - first), argv[i]);
         if (score_file(argv[i], v, &s, logits, buf, &one) != 0) {
             status = 1;
             break;
@@ -191,6 +195,7 @@ int cmd_eval(int argc, char **argv)
         total.nats += one.nats;
         total.events += one.events;
     }
+    progress_end(&pr);
     if (status == 0 && total.events == 0) {
         log_error("eval: nothing to score (every sequence has fewer than 2 events)");
         status = 1;

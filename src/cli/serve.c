@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "daemon/options.h"
 #include "daemon/loop.h"
+#include "io/midi_port.h"
 #include "util/log.h"
 
 static void usage(FILE *fp)
@@ -19,7 +20,15 @@ static void usage(FILE *fp)
         "  --set KEY=VALUE   override one setting (repeatable)\n"
         "  --check           read the config, report problems, and exit\n"
         "  --dump-config     print the documented default config and exit\n"
+        "  --list-ports      print the MIDI ports each backend can see and exit\n"
         "  -v, --verbose     log more\n");
+}
+
+static void print_port(const midi_port_info *info, void *user)
+{
+    (void)user;
+    printf("%-28s %-3s%-4s %s\n", info->spec, info->dirs & MIDI_IN ? "in" : "",
+           info->dirs & MIDI_OUT ? " out" : "", info->description);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -39,6 +48,8 @@ int cmd_serve(int argc, char **argv)
         } else if (strcmp(argv[i], "--dump-config") == 0) {
             config_write_doc(stdout);
             return 0;
+        } else if (strcmp(argv[i], "--list-ports") == 0) {
+            return midi_port_list(print_port, NULL) < 0 ? 1 : 0;
         } else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
             path = argv[++i];
         } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {

@@ -194,43 +194,35 @@ static void flush_out(control_server *cs, control_client *c)
 }
 
 /* A misbehaving client: one error line if it fits, then it goes. */
-static void reject(control_server *cs, control_client *c, const char *why)
+static int reject(control_server *cs, control_client *c, const char *why)
 {
     cs->dropped++;
     c->n_in = 0;
-    if (queue_reply(c, why) < 0) {
-        drop_client(c);
-        return;
-    }
+    if (queue_reply(c, why) < 0)
+        return CONTROL_DROP;
     c->closing = 1;
-    flush_out(cs, c);
+    return CONTROL_CLOSING;
 }
 
-static void read_client(control_server *cs, control_client *c, control_handler fn, void *user)
+int control_feed(control_server *cs, control_client *c, const char *data, size_t n,
+                 control_handler fn, void *user)
 {
     char reply[CONTROL_REPLY_MAX];
-    for (int rounds = 0; rounds < 8; rounds++) {   /* fair to the others */
-        if (c->closing)
-            return;
-        ssize_t r = recv(c->fd, c->in + c->n_in, sizeof c->in - c->n_in, MSG_DONTWAIT);
-        if (r == 0) {
-            drop_client(c);
-            return;
+    if (c->closing)
+        return CONTROL_CLOSING;
+    while (n > 0) {
+        size_t take = sizeof c->in - c->n_in;
+        if (take > n)
+            take = n;
+        for (size_t i = 0; i < take; i++) {
+            unsigned char b = (unsigned char)data[i];
+            if ((b < 0x20 && b != '\n' && b != '\r' && b != '\t') || b == 0x7F)
+                return reject(cs, c, "error binary data on the control socket; closing");
         }
-        if (r < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                drop_client(c);
-            return;
-        }
-        size_t start = c->n_in;
-        c->n_in += (size_t)r;
-        for (size_t i = start; i < c->n_in; i++) {
-            unsigned char b = (unsigned char)c->in[i];
-            if ((b < 0x20 && b != '\n' && b != '\r' && b != '\t') || b == 0x7F) {
-                reject(cs, c, "error binary data on the control socket; closing");
-                return;
-            }
-        }
+        memcpy(c->in + c->n_in, data, take);
+        c->n_in += take;
+        data += take;
+        n -= take;
         /* Handle every complete line. */
         size_t pos = 0;
         char *nl;
@@ -246,20 +238,53 @@ static void read_client(control_server *cs, control_client *c, control_handler f
             fn(user, line, reply, sizeof reply);
             if (queue_reply(c, reply) < 0) {   /* it does not read: drop it */
                 cs->dropped++;
-                drop_client(c);
-                return;
+                return CONTROL_DROP;
             }
         }
         memmove(c->in, c->in + pos, c->n_in - pos);
         c->n_in -= pos;
-        if (c->n_in == sizeof c->in) {
-            reject(cs, c, "error line too long; closing");
+        if (c->n_in == sizeof c->in)
+            return reject(cs, c, "error line too long; closing");
+    }
+    return CONTROL_OK;
+}
+
+static void read_client(control_server *cs, control_client *c, control_handler fn, void *user)
+{
+    char buf[CONTROL_LINE_MAX];
+    for (int rounds = 0; rounds < 8 && c->fd >= 0 && !c->closing; rounds++) {   /* fair to the others */
+        ssize_t r = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (r == 0) {
+            drop_client(c);
+            return;
+        }
+        if (r < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                drop_client(c);
+            return;
+        }
+        if (control_feed(cs, c, buf, (size_t)r, fn, user) == CONTROL_DROP) {
+            drop_client(c);
             return;
         }
         flush_out(cs, c);
-        if (c->fd < 0)
-            return;
     }
+}
+
+int control_client_init(control_client *c, int fd)
+{
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+    c->out = malloc(CONTROL_OUT_MAX);
+    if (!c->out)
+        return -1;
+    c->fd = fd;
+    return 0;
+}
+
+void control_client_free(control_client *c)
+{
+    drop_client(c);
 }
 
 static void accept_clients(control_server *cs)
@@ -278,18 +303,13 @@ static void accept_clients(control_server *cs)
                 slot = &cs->clients[i];
                 break;
             }
-        char *out = slot ? malloc(CONTROL_OUT_MAX) : NULL;
-        if (!out) {
+        if (!slot || control_client_init(slot, fd) < 0) {
             static const char busy[] = "error too many clients\n";
             ssize_t w = send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
             (void)w;
             close(fd);
             continue;
         }
-        slot->fd = fd;
-        slot->out = out;
-        slot->n_in = slot->n_out = 0;
-        slot->closing = 0;
     }
 }
 

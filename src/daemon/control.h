@@ -53,6 +53,20 @@ int  control_poll_fds(const control_server *cs, struct pollfd *fds, int max);
 void control_dispatch(control_server *cs, const struct pollfd *fds, int n,
                       control_handler fn, void *user);
 
+/* The protocol without the socket (also for tests and fuzzing): takes N
+ * bytes a client sent, answers each complete line through FN into the
+ * client's output buffer.  Returns CONTROL_OK; CONTROL_CLOSING after
+ * queueing an error for a line too long or bytes that are not text (the
+ * client is to be closed once its output is written); CONTROL_DROP when
+ * the output buffer is full (the client does not read: close it now). */
+enum { CONTROL_OK = 0, CONTROL_CLOSING = 1, CONTROL_DROP = 2 };
+int  control_feed(control_server *cs, control_client *c, const char *data, size_t n,
+                  control_handler fn, void *user);
+/* A client slot for FD (may be -1 in tests): allocates its output buffer.
+ * control_client_free closes FD (if >= 0) and frees the buffer. */
+int  control_client_init(control_client *c, int fd);
+void control_client_free(control_client *c);
+
 /* Client side (`continuo ctl`): sends LINE, reads one reply line into
  * REPLY.  Returns 0, or -1 after logging (no service, timeout). */
 int control_request(const char *path, const char *line, char *reply, size_t len, int timeout_ms);

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
 #include "codec/perf.h"
 #include "codec/vocab.h"
 #include "daemon/engine.h"
@@ -92,11 +91,8 @@ static int me_open(void **state, const config *cfg)
         log_error("cannot start the model engine: out of memory");
         return -1;
     }
-    if (cfg->model[0])
-        snprintf(path, sizeof path, "%s", cfg->model);
-    else
-        snprintf(path, sizeof path, "%s/model.gguf", CONTINUO_DATADIR);
-    if (model_load(&e->m, path) < 0) {
+    if (model_resolve_path(cfg->model[0] ? cfg->model : NULL, path, sizeof path) != 0 ||
+        model_load(&e->m, path) < 0) {
         free(e);
         return -1;
     }
@@ -199,10 +195,18 @@ static int me_next(void *state, gen_event *out)
     if (flush_pending(e) < 0)
         return -1;
     for (int guard = 0; guard < 4096; guard++) {
-        sampler_mask_from_decoder(&e->smp, v, &e->pos.dec, e->max_held, 1);
-        if (e->first_step < 0)      /* the continuation starts now: no leading silence */
+        /* no end before the first note: an empty answer helps nobody */
+        sampler_mask_from_decoder(&e->smp, v, &e->pos.dec, e->max_held, e->first_step >= 0);
+        if (e->first_step < 0) {
+            /* The continuation starts now, with a note: no leading silence,
+             * and at the dynamic in force (a VELOCITY first would cost one
+             * more model step before the first note sounds). */
             for (int s = 1; s <= v->n_time_shifts; s++)
                 sampler_forbid(&e->smp, vocab_id(v, EVENT_TIME_SHIFT, s));
+            if (e->pos.vel_bin >= 0)
+                for (int b = 0; b < v->n_velocity_bins; b++)
+                    sampler_forbid(&e->smp, vocab_id(v, EVENT_VELOCITY, b));
+        }
         int id = sampler_sample(&e->smp, e->st.logits);
         int value;
         event_type t = vocab_decode(v, id, &value);

@@ -32,6 +32,7 @@
 #define SCHED_CAP     16384
 #define LAT_SAMPLES   1024
 #define NS            1000000000LL
+#define TAIL_NS       (NS / 2)  /* notes left sounding at a continuation's end ring this long */
 
 /* Everything the service owns; one instance, on daemon_run's stack. */
 typedef struct service {
@@ -57,6 +58,7 @@ typedef struct service {
     uint32_t     next_id, response_id;  /* 0: none */
     int          response_gen_done;
     int64_t      response_start;    /* ns: time zero of its events */
+    double       response_last_t;   /* time of its latest event so far, s */
     int64_t      phrase_end_ns;     /* when the phrase it answers ended */
     double       phrase_end_t;      /* the same in session seconds */
     int          have_last_phrase;  /* a phrase was answered (re-roll possible) */
@@ -182,6 +184,7 @@ static void start_response(service *sv, int64_t now, int reroll)
     }
     sv->response_id = c.id;
     sv->response_gen_done = 0;
+    sv->response_last_t = 0;
     sv->phrase_end_ns = now;
     sv->response_start = now + (int64_t)sv->cfg.lookahead_ms * 1000000;
     sv->first_note_pending = 1;
@@ -202,9 +205,19 @@ static void receive_generated(service *sv)
         if (o.id != sv->response_id || sv->response_id == 0)
             continue;           /* from a continuation that was stopped */
         if (o.done) {
+            /* The continuation is over: what it left sounding rings for
+             * TAIL_NS more, then ends (offs of silent pitches are dropped
+             * by the scheduler). */
             sv->response_gen_done = 1;
+            int64_t end = sv->response_start + (int64_t)(sv->response_last_t * NS + 0.5) + TAIL_NS;
+            for (int p = 0; p < 128; p++) {
+                midi_msg off = { (uint8_t)(0x80 | (sv->cfg.model_channel - 1)), (uint8_t)p, 0, 3 };
+                scheduler_push(&sv->sched, end, &off);
+            }
             continue;
         }
+        if (o.ev.time > sv->response_last_t)
+            sv->response_last_t = o.ev.time;
         midi_msg m = { (uint8_t)((o.ev.on ? 0x90 : 0x80) | (sv->cfg.model_channel - 1)),
                        (uint8_t)(o.ev.pitch & 0x7F), (uint8_t)(o.ev.on ? (o.ev.velocity ? o.ev.velocity : 64) : 0), 3 };
         /* Absolute deadline from the continuation's start: no drift. */

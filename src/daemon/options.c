@@ -20,7 +20,9 @@
 const option_def config_options[] = {
     { "model", OPT_STRING, "", 0, 0, NULL, 0, OFF(model),
       "Model file (a Music Transformer exported by the engine's tools).\n"
-      "Empty: the model installed with continuo." },
+      "Empty: $CONTINUO_MODEL, else the model installed with continuo\n"
+      "(continuo-default.gguf).  echo: a model-free engine that answers with\n"
+      "the phrase a fifth up (for tests)." },
     { "input", OPT_STRING, "alsa", 0, 0, NULL, 0, OFF(input),
       "Where the player's MIDI comes from, comma-separated:\n"
       "  alsa             an ALSA sequencer port continuo:in\n"
@@ -36,7 +38,8 @@ const option_def config_options[] = {
       "  fluidsynth       the built-in synthesizer (soundfont, audio_driver)\n"
       "  alsa             an ALSA sequencer port continuo:out, for DAWs\n"
       "  portmidi:NAME    a PortMidi output device by name\n"
-      "  raw:PATH         raw MIDI bytes to a device, file or FIFO\n"
+      "  raw:PATH         raw MIDI bytes to a MIDI device or FIFO\n"
+      "  fifo:PATH        raw MIDI bytes to a FIFO, or to a file (created)\n"
       "  none             no sound (the recording still works)" },
     { "soundfont", OPT_STRING, "/usr/share/sounds/sf2/default-GM.sf2", 0, 0, NULL, 0, OFF(soundfont),
       "SoundFont for the fluidsynth output (the system General MIDI one)." },

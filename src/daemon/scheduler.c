@@ -114,13 +114,6 @@ void scheduler_run(scheduler *s, int64_t now, int64_t slack_ns, sched_emit_fn em
     while (s->n > 0 && s->heap[0].due <= now + slack_ns) {
         sched_event ev = s->heap[0];
         pop_min(s);
-        if (now - ev.due > 1000000)
-            s->late++;
-        if (now - ev.due > s->max_late_ns)
-            s->max_late_ns = now - ev.due;
-        int64_t late_us = (now - ev.due) / 1000;
-        s->late_us[s->n_late_samples++ % SCHED_LATE_SAMPLES] =
-            (int32_t)(late_us > INT32_MAX ? INT32_MAX : late_us < INT32_MIN ? INT32_MIN : late_us);
         int ch = ev.msg.status & 0x0F;
         if (midi_msg_is_note_on(&ev.msg)) {
             if (s->notes.on[ch][ev.msg.data1])
@@ -132,6 +125,14 @@ void scheduler_run(scheduler *s, int64_t now, int64_t slack_ns, sched_emit_fn em
         } else if (midi_msg_is_note_off(&ev.msg) && !s->notes.on[ch][ev.msg.data1]) {
             continue;   /* its note-on was dropped, swept or re-struck */
         }
+        /* Timing error of what is actually sent. */
+        if (now - ev.due > 1000000)
+            s->late++;
+        if (now - ev.due > s->max_late_ns)
+            s->max_late_ns = now - ev.due;
+        int64_t late_us = (now - ev.due) / 1000;
+        s->late_us[s->n_late_samples++ % SCHED_LATE_SAMPLES] =
+            (int32_t)(late_us > INT32_MAX ? INT32_MAX : late_us < INT32_MIN ? INT32_MIN : late_us);
         send(s, &ev.msg, now, emit, user);
     }
     if (s->notes.count > 0)

@@ -101,14 +101,25 @@ static void prefill_attention(model_state *s, int l, const layer_weights *L, int
     for (int h = 0; h < c->n_heads; h++) {
         const float *qh = s->Q + h * dh;
         /* S = Q_h K_h^T (n x n) and R = Q_h E_h^T (n x m): R[i][dist] */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, dh, 1.0f, qh, d, kc + h * dh, d,
-                    0.0f, s->S, n);
+        const float *kh = kc + (size_t)h * c->context * dh, *vh = vc + (size_t)h * c->context * dh;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, dh, 1.0f, qh, d, kh, dh, 0.0f, s->S, n);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, m, dh, 1.0f, qh, d,
                     E + (size_t)h * M * dh, dh, 0.0f, s->R, m);
         pool_run(s->pool, prefill_rows, &j);   /* skew R into S, scale, mask, softmax */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, dh, n, 1.0f, s->S, n, vc + h * dh, d,
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, dh, n, 1.0f, s->S, n, vh, dh,
                     0.0f, s->ATT + h * dh, d);
     }
+}
+
+/* The cache is head-major, (n_heads, context, d_head) per layer, so one head's
+ * keys are contiguous for decode: copies rows (n, d_model) of SRC into it. */
+static void scatter_heads(float *cache, const float *src, int n, const model_config *c)
+{
+    int dh = c->d_head;
+    for (int i = 0; i < n; i++)
+        for (int h = 0; h < c->n_heads; h++)
+            memcpy(cache + ((size_t)h * c->context + i) * dh, src + (size_t)i * c->d_model + h * dh,
+                   sizeof(float) * (size_t)dh);
 }
 
 int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
@@ -135,8 +146,10 @@ int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
         float *vc = s->v_cache + (size_t)l * c->context * d;
         run_rows(s, L, P_LN1, n);
         gemm_wt(s, n, s->XB, &L->wq, 0.0f, s->Q);
-        gemm_wt(s, n, s->XB, &L->wk, 0.0f, kc);
-        gemm_wt(s, n, s->XB, &L->wv, 0.0f, vc);
+        gemm_wt(s, n, s->XB, &L->wk, 0.0f, s->ATT);         /* ATT: scratch until attention */
+        scatter_heads(kc, s->ATT, n, c);
+        gemm_wt(s, n, s->XB, &L->wv, 0.0f, s->ATT);
+        scatter_heads(vc, s->ATT, n, c);
         prefill_attention(s, l, L, n);
         gemm_wt(s, n, s->ATT, &L->wo, 1.0f, s->X);          /* X += ATT Wo^T */
         run_rows(s, L, P_LN2, n);
@@ -183,8 +196,13 @@ static void decode_part(void *ctx, int i, int nt)
     case D_QKV:
         pool_split(d, i, nt, 16, &lo, &hi);
         matvec(s->q + lo, &L->wq, s->xb, lo, hi);
-        matvec(kc + (size_t)j->p * d + lo, &L->wk, s->xb, lo, hi);
-        matvec(vc + (size_t)j->p * d + lo, &L->wv, s->xb, lo, hi);
+        for (int a = lo; a < hi;) {            /* rows of one head at a time: head-major cache */
+            int h = a / c->d_head, b = (h + 1) * c->d_head < hi ? (h + 1) * c->d_head : hi;
+            size_t at = ((size_t)h * c->context + (size_t)j->p) * c->d_head + (size_t)(a - h * c->d_head);
+            matvec(kc + at, &L->wk, s->xb, a, b);
+            matvec(vc + at, &L->wv, s->xb, a, b);
+            a = b;
+        }
         break;
     case D_ATTN: {
         int dh = c->d_head, M = c->max_rel;
@@ -193,7 +211,8 @@ static void decode_part(void *ctx, int i, int nt)
         pool_split(c->n_heads, i, nt, 1, &lo, &hi);
         for (int h = lo; h < hi; h++) {
             matrix er = { (const char *)L->er.data + (size_t)h * M * dh * esize, L->er.type, M, dh };
-            attend_query(s->att + h * dh, s->q + h * dh, kc + h * dh, vc + h * dh, d, j->p + 1, &er, dh,
+            attend_query(s->att + h * dh, s->q + h * dh, kc + (size_t)h * c->context * dh,
+                         vc + (size_t)h * c->context * dh, dh, j->p + 1, &er, dh,
                          scale, s->scores + (size_t)h * c->context, s->rel + (size_t)h * M);
         }
         break;

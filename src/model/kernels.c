@@ -288,18 +288,6 @@ float dot_f32(const float *a, const float *b, int n)
     return dot_scalar(a, b, n);
 }
 
-static float dot_f16(const uint16_t *w, const float *x, int n)
-{
-#if KERNELS_X86
-    switch (kernels_level()) {
-    case KERNEL_AVX512: return dot_f16_avx512(w, x, n);
-    case KERNEL_AVX2:   return dot_f16_avx2(w, x, n);
-    default: break;
-    }
-#endif
-    return dot_f16_scalar(w, x, n);
-}
-
 void axpy_f32(float *y, float a, const float *x, int n)
 {
 #if KERNELS_X86
@@ -315,18 +303,126 @@ void axpy_f32(float *y, float a, const float *x, int n)
 
 /* ------------------------------------------------------------------ matvec */
 
+/* One loop per instruction set, so the dispatch happens once per call and
+ * the dot product is inlined. out[r - r0] = W[r] . x */
+#define MATVEC_LOOP(name, target, dotf, wtype)                                              \
+    target static void name(float *out, const wtype *w, size_t ld, const float *x, int cols, \
+                            int r0, int r1)                                                  \
+    {                                                                                        \
+        for (int r = r0; r < r1; r++)                                                        \
+            out[r - r0] = dotf(w + (size_t)r * ld, x, cols);                                 \
+    }
+
+MATVEC_LOOP(rows_f32_scalar, , dot_scalar, float)
+MATVEC_LOOP(rows_f16_scalar, , dot_f16_scalar, uint16_t)
+#if KERNELS_X86
+MATVEC_LOOP(rows_f32_avx2, __attribute__((target("avx2,fma"))), dot_avx2, float)
+MATVEC_LOOP(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), dot_f16_avx2, uint16_t)
+MATVEC_LOOP(rows_f32_avx512, __attribute__((target("avx512f"))), dot_avx512, float)
+MATVEC_LOOP(rows_f16_avx512, __attribute__((target("avx512f"))), dot_f16_avx512, uint16_t)
+#endif
+
+/* out[j] = K[j] . q for N rows LD floats apart. */
+static void rows_f32(float *out, const float *k, size_t ld, const float *q, int cols, int n)
+{
+#if KERNELS_X86
+    switch (kernels_level()) {
+    case KERNEL_AVX512: rows_f32_avx512(out, k, ld, q, cols, 0, n); return;
+    case KERNEL_AVX2:   rows_f32_avx2(out, k, ld, q, cols, 0, n); return;
+    default: break;
+    }
+#endif
+    rows_f32_scalar(out, k, ld, q, cols, 0, n);
+}
+
 void matvec(float *out, const matrix *w, const float *x, int r0, int r1)
 {
-    size_t cols = (size_t)w->cols;
+    size_t ld = (size_t)w->cols;
+    kernel_level lv = kernels_level();
     if (w->type == GGML_TYPE_F16) {
-        const uint16_t *p = w->data;
-        for (int r = r0; r < r1; r++)
-            out[r - r0] = dot_f16(p + (size_t)r * cols, x, w->cols);
+#if KERNELS_X86
+        if (lv == KERNEL_AVX512) { rows_f16_avx512(out, w->data, ld, x, w->cols, r0, r1); return; }
+        if (lv == KERNEL_AVX2)   { rows_f16_avx2(out, w->data, ld, x, w->cols, r0, r1); return; }
+#endif
+        rows_f16_scalar(out, w->data, ld, x, w->cols, r0, r1);
     } else {
-        const float *p = w->data;
-        for (int r = r0; r < r1; r++)
-            out[r - r0] = dot_f32(p + (size_t)r * cols, x, w->cols);
+#if KERNELS_X86
+        if (lv == KERNEL_AVX512) { rows_f32_avx512(out, w->data, ld, x, w->cols, r0, r1); return; }
+        if (lv == KERNEL_AVX2)   { rows_f32_avx2(out, w->data, ld, x, w->cols, r0, r1); return; }
+#endif
+        (void)lv;
+        rows_f32_scalar(out, w->data, ld, x, w->cols, r0, r1);
     }
+}
+
+/* out (dh) = sum_j p[j] V[j] over N rows LD floats apart. */
+static void weighted_rows_scalar(float *out, const float *v, size_t ld, const float *p, int n, int dh)
+{
+    memset(out, 0, sizeof(float) * (size_t)dh);
+    for (int j = 0; j < n; j++)
+        for (int c = 0; c < dh; c++)
+            out[c] += p[j] * v[(size_t)j * ld + (size_t)c];
+}
+
+#if KERNELS_X86
+/* Accumulators stay in registers when dh <= 128 and a multiple of 16. */
+__attribute__((target("avx512f")))
+static void weighted_rows_avx512(float *out, const float *v, size_t ld, const float *p, int n, int dh)
+{
+    if (dh % 16 || dh > 128) {
+        memset(out, 0, sizeof(float) * (size_t)dh);
+        for (int j = 0; j < n; j++)
+            axpy_avx512(out, p[j], v + (size_t)j * ld, dh);
+        return;
+    }
+    __m512 acc[8];
+    int nv = dh / 16;
+    for (int k = 0; k < 8; k++)
+        acc[k] = _mm512_setzero_ps();
+    for (int j = 0; j < n; j++) {
+        __m512 pj = _mm512_set1_ps(p[j]);
+        const float *row = v + (size_t)j * ld;
+        for (int k = 0; k < nv; k++)
+            acc[k] = _mm512_fmadd_ps(pj, _mm512_loadu_ps(row + 16 * k), acc[k]);
+    }
+    for (int k = 0; k < nv; k++)
+        _mm512_storeu_ps(out + 16 * k, acc[k]);
+}
+
+__attribute__((target("avx2,fma")))
+static void weighted_rows_avx2(float *out, const float *v, size_t ld, const float *p, int n, int dh)
+{
+    if (dh % 8 || dh > 64) {
+        memset(out, 0, sizeof(float) * (size_t)dh);
+        for (int j = 0; j < n; j++)
+            axpy_avx2(out, p[j], v + (size_t)j * ld, dh);
+        return;
+    }
+    __m256 acc[8];
+    int nv = dh / 8;
+    for (int k = 0; k < 8; k++)
+        acc[k] = _mm256_setzero_ps();
+    for (int j = 0; j < n; j++) {
+        __m256 pj = _mm256_set1_ps(p[j]);
+        const float *row = v + (size_t)j * ld;
+        for (int k = 0; k < nv; k++)
+            acc[k] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(row + 8 * k), acc[k]);
+    }
+    for (int k = 0; k < nv; k++)
+        _mm256_storeu_ps(out + 8 * k, acc[k]);
+}
+#endif
+
+static void weighted_rows(float *out, const float *v, size_t ld, const float *p, int n, int dh)
+{
+#if KERNELS_X86
+    switch (kernels_level()) {
+    case KERNEL_AVX512: weighted_rows_avx512(out, v, ld, p, n, dh); return;
+    case KERNEL_AVX2:   weighted_rows_avx2(out, v, ld, p, n, dh); return;
+    default: break;
+    }
+#endif
+    weighted_rows_scalar(out, v, ld, p, n, dh);
 }
 
 void matvec_naive(float *out, const matrix *w, const float *x, int r0, int r1)
@@ -389,16 +485,13 @@ void attend_query(float *out, const float *q, const float *k, const float *v, in
     int t = n_keys - 1;
     int m = n_keys < er->rows ? n_keys : er->rows;
     matvec(rel, er, q, 0, m);                       /* rel[d] = q . E[d] */
-    for (int j = 0; j <= t; j++) {
-        float s = dot_f32(q, k + (size_t)j * (size_t)ld, dh);
-        if (t - j < m)
-            s += rel[t - j];
-        scores[j] = s * scale;
-    }
-    softmax(scores, n_keys);
-    memset(out, 0, sizeof(float) * (size_t)dh);
+    rows_f32(scores, k, (size_t)ld, q, dh, n_keys); /* scores[j] = q . k_j */
+    for (int d = 0; d < m; d++)
+        scores[t - d] += rel[d];
     for (int j = 0; j <= t; j++)
-        axpy_f32(out, scores[j], v + (size_t)j * (size_t)ld, dh);
+        scores[j] *= scale;
+    softmax(scores, n_keys);
+    weighted_rows(out, v, (size_t)ld, scores, n_keys, dh);
 }
 
 void attend_query_naive(float *out, const float *q, const float *k, const float *v, int ld,

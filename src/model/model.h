@@ -103,8 +103,8 @@ typedef struct model_state {
     int keep;                   /* tokens kept when the window slides: context - context/4 */
     int n_slides;               /* times the window slid (statistics) */
     int *tokens;                /* (context) the tokens in the cache, oldest first */
-    float *k_cache;             /* (n_layers, context, d_model) */
-    float *v_cache;             /* (n_layers, context, d_model) */
+    float *k_cache;             /* (n_layers, n_heads, context, d_head): head-major */
+    float *v_cache;             /* (n_layers, n_heads, context, d_head) */
     float *logits;              /* (vocab_size) after the last prefill/decode */
     /* decode: one event */
     float *x;                   /* (d_model) residual stream */

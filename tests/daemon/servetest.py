@@ -74,7 +74,7 @@ class Service:
         deadline = time.monotonic() + 20
         while not os.path.exists(self.sock):
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("continuo serve did not start:\n" + self.read_log())
+                self.fail_start("continuo serve did not start")
             time.sleep(0.01)
         # The socket appears before the model and ports are ready: wait for an answer.
         while True:
@@ -84,8 +84,14 @@ class Service:
             except OSError:
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("continuo serve does not answer:\n" + self.read_log())
+                self.fail_start("continuo serve does not answer")
             time.sleep(0.02)
+
+    def fail_start(self, what):
+        log = self.read_log()
+        self.log.close()
+        self.cleanup()
+        raise RuntimeError(what + ":\n" + log)
 
     def read_log(self):
         if not self.log.closed:

@@ -85,12 +85,14 @@ static void test_matvec(void)
     }
 }
 
-static void test_attend_query(void)
+static void test_attend_query_dh(int dh)
 {
-    int dh = 24, ld = 3 * dh, M = 10;
-    float k[40 * 72], v[40 * 72], er[10 * 24], q[24], fast[24], naive[24], scores[40], rel[10];
-    uint16_t erh[10 * 24];
-    for (int i = 0; i < 40 * ld; i++) {
+    enum { MAXK = 40, MAXD = 64, M = 10 };
+    int ld = 3 * dh;
+    static float k[MAXK * 3 * MAXD], v[MAXK * 3 * MAXD], er[M * MAXD], er2[M * MAXD];
+    float q[MAXD], fast[MAXD], naive[MAXD], scores[MAXK], rel[M];
+    static uint16_t erh[M * MAXD];
+    for (int i = 0; i < MAXK * ld; i++) {
         k[i] = frand();
         v[i] = frand();
     }
@@ -103,21 +105,30 @@ static void test_attend_query(void)
     matrix e32 = { er, GGML_TYPE_F32, M, dh }, e16 = { erh, GGML_TYPE_F16, M, dh };
     int ns[] = { 1, 5, 10, 11, 40 };     /* below, at and past max_rel */
     for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
-        attend_query(fast, q, k, v, ld, ns[t], &e32, dh, 0.3f, scores, rel);
-        attend_query_naive(naive, q, k, v, ld, ns[t], &e32, dh, 0.3f, scores);
-        CHECK(max_rel_diff(fast, naive, dh) < 1e-5);
-        attend_query(fast, q, k, v, ld, ns[t], &e16, dh, 0.3f, scores, rel);
-        attend_query_naive(naive, q, k, v, ld, ns[t], &e16, dh, 0.3f, scores);
-        CHECK(max_rel_diff(fast, naive, dh) < 1e-5);
+        int lds[2] = { ld, dh };         /* keys interleaved with other heads, or contiguous */
+        for (int l = 0; l < 2; l++) {
+            attend_query(fast, q, k, v, lds[l], ns[t], &e32, dh, 0.3f, scores, rel);
+            attend_query_naive(naive, q, k, v, lds[l], ns[t], &e32, dh, 0.3f, scores);
+            CHECK(max_rel_diff(fast, naive, dh) < 1e-5);
+            attend_query(fast, q, k, v, lds[l], ns[t], &e16, dh, 0.3f, scores, rel);
+            attend_query_naive(naive, q, k, v, lds[l], ns[t], &e16, dh, 0.3f, scores);
+            CHECK(max_rel_diff(fast, naive, dh) < 1e-5);
+        }
     }
     /* the relative term matters: a different table changes the output past distance 0 */
-    float er2[10 * 24];
     memcpy(er2, er, sizeof er);
     er2[5 * dh] += 5;
     matrix e2 = { er2, GGML_TYPE_F32, M, dh };
     attend_query(fast, q, k, v, ld, 11, &e32, dh, 0.3f, scores, rel);
     attend_query(naive, q, k, v, ld, 11, &e2, dh, 0.3f, scores, rel);
     CHECK(max_rel_diff(fast, naive, dh) > 1e-4);
+}
+
+static void test_attend_query(void)
+{
+    int dhs[] = { 24, 64, 16, 8, 5 };
+    for (size_t i = 0; i < sizeof dhs / sizeof dhs[0]; i++)
+        test_attend_query_dh(dhs[i]);
 }
 
 /* The prefill path (sgemm + skew) against relative logits computed one by one. */

@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""test_qemu_serve.py: `continuo serve` on real ALSA sequencer ports in a qemu guest: aplaymidi -> continuo:in, arecordmidi <- continuo:out.
+
+The motif goes in on channel 2 (MIDI thru sends it back out on channel 2);
+the continuation comes out on channel 1.  The recording must hold the
+motif, then a continuation after it, and every note that started must end.
+Uses the harness in tests/qemu (run-guest.sh); exit 77 (skip) when qemu or
+the kernel cannot be had.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+qemu_dir = os.path.join(here, "..", "qemu")
+sys.path.insert(0, qemu_dir)
+sys.path.insert(0, here)
+import midifile  # noqa: E402
+from servetest import SRC, check, done, unended_notes  # noqa: E402
+
+continuo = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.environ["CONTINUO"])
+work = os.path.join(os.environ.get("CONTINUO_BUILD", "/tmp"), "tests", "daemon")
+os.makedirs(work, exist_ok=True)
+model = os.path.join(work, "e2e-tiny.gguf")
+if not os.path.exists(model):
+    r = subprocess.run(["/usr/bin/python3", os.path.join(SRC, "train", "export.py"), "--random",
+                        model, "--layers", "2", "--d-model", "64", "--heads", "4", "--d-ff", "128",
+                        "--max-rel", "256", "--context", "512", "--seed", "1"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        print("skipped: cannot make a test model:", r.stderr[-500:])
+        sys.exit(77)
+
+# The motif: 6 notes on channel 2, 0.15 s apart.
+motif = []
+for i, key in enumerate([60, 62, 64, 67, 65, 64]):
+    motif.append((0.1 + 0.15 * i, [0x91, key, 70 + 5 * i]))
+    motif.append((0.1 + 0.15 * i + 0.12, [0x81, key, 0]))
+motif.sort(key=lambda e: e[0])
+
+guest = r"""
+rc=0
+mkdir -m 700 /tmp/run
+export XDG_RUNTIME_DIR=/tmp/run
+continuo serve --set model=/model.gguf --set input=alsa --set output=alsa \
+    --set phrase_silence_ms=300 --set response_seconds=2 --set seed=5 \
+    --set recording=/tmp/session.mid > s.out 2> s.err &
+SERVE=$!
+i=0
+until continuo ctl status > /dev/null 2>&1; do
+    i=$((i + 1)); [ $i -gt 300 ] && { echo "continuo serve never answered"; rc=1; break; }
+    sleep 0.1
+done
+aconnect -l | grep -A3 continuo
+arecordmidi -p continuo:1 rec.mid &
+REC=$!
+sleep 0.5
+aplaymidi -p continuo:0 /motif.mid || rc=1
+i=0
+until continuo ctl status | grep -q 'responses=1.*state\|state=listening.*responses=1'; do
+    i=$((i + 1)); [ $i -gt 100 ] && break
+    sleep 0.1
+done
+sleep 3
+continuo ctl status
+kill -INT $REC; wait $REC
+kill -TERM $SERVE; wait $SERVE || { echo "serve exit status $?"; rc=1; }
+cat s.err
+for f in rec.mid session.mid; do
+    echo "BEGIN $f"
+    od -An -tx1 -v $f
+    echo "END $f"
+done
+exit $rc
+"""
+
+with tempfile.TemporaryDirectory() as tmp:
+    midifile.write(os.path.join(tmp, "motif.mid"), motif)
+    with open(os.path.join(tmp, "guest.sh"), "w") as f:
+        f.write(guest)
+    start = time.monotonic()
+    p = subprocess.run([os.path.join(qemu_dir, "run-guest.sh"), "-m", "1024", "-b", continuo,
+                        "-f", os.path.join(tmp, "motif.mid") + ":/motif.mid",
+                        "-f", model + ":/model.gguf",
+                        os.path.join(tmp, "guest.sh")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    elapsed = time.monotonic() - start
+print(p.stdout[-6000:])
+print("qemu run took %.1f s, exit status %d" % (elapsed, p.returncode))
+if p.returncode == 77:
+    sys.exit(77)
+check(p.returncode == 0, "guest script exit status %d" % p.returncode)
+
+
+def recording(name):
+    m = re.search(r"^BEGIN %s\n(.*?)^END %s$" % (name, name), p.stdout, re.S | re.M)
+    if not m:
+        check(False, "%s missing" % name)
+        return []
+    data = bytes(int(x, 16) for x in m.group(1).split())
+    try:
+        return midifile.read(data)
+    except (ValueError, IndexError) as e:
+        check(False, "%s unreadable: %s" % (name, e))
+        return []
+
+
+rec = recording("rec.mid")      # what continuo:out sent, as arecordmidi saw it
+thru = [(t, d1) for t, st, d1, d2 in rec if st == 0x91 and d2 > 0]
+answer = [(t, d1) for t, st, d1, d2 in rec if st == 0x90 and d2 > 0]
+check([k for _, k in thru] == [m[1][1] for m in motif if m[1][0] == 0x91],
+      "the motif came back through MIDI thru: %r" % thru)
+check(len(answer) > 0, "continuo:out played a continuation")
+if thru and answer:
+    check(answer[0][0] > thru[-1][0], "the continuation follows the motif (%.3f > %.3f s)"
+          % (answer[0][0], thru[-1][0]))
+check(unended_notes([(st, d1, d2) for _, st, d1, d2 in rec]) == [],
+      "every note on continuo:out ended: %r" % unended_notes([(st, d1, d2) for _, st, d1, d2 in rec]))
+session = recording("session.mid")
+check(len([e for e in session if e[1] == 0x90 and e[3] > 0]) == len(answer),
+      "the session recording holds the same continuation")
+done()
