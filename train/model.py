@@ -161,14 +161,18 @@ class MusicTransformer(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
 
-def sequence_nll(model: MusicTransformer, tokens: torch.Tensor, pad_id: int = 0) -> tuple:
+def sequence_nll(model: MusicTransformer, tokens: torch.Tensor, pad_id="auto") -> tuple:
     """Summed next-event NLL (nats) and the number of predicted events for a
-    batch (B, L): each position predicts the next; PAD targets are skipped."""
+    batch (B, L): each position predicts the next; PAD targets are skipped.
+    pad_id "auto" means 0 for layouts with PAD (mt310) and none for layouts
+    without it (prnn388, where id 0 is NOTE_ON(0)); None skips nothing."""
+    if pad_id == "auto":
+        pad_id = 0 if model.cfg.vocab_name != "prnn388" else None
     logits = model(tokens[:, :-1])
     target = tokens[:, 1:]
     nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), target.reshape(-1),
-                          ignore_index=pad_id, reduction="sum")
-    count = int((target != pad_id).sum())
+                          ignore_index=-100 if pad_id is None else pad_id, reduction="sum")
+    count = target.numel() if pad_id is None else int((target != pad_id).sum())
     return nll, count
 
 

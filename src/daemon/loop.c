@@ -657,7 +657,8 @@ int daemon_run(const config *cfg, const char *config_path, char *const *sets, in
     sigaction(SIGTERM, &sa, &old_sa[0]);
     sigaction(SIGINT, &sa, &old_sa[1]);
     sigaction(SIGHUP, &sa, &old_sa[2]);
-    signal(SIGPIPE, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);      /* a reader that leaves: an error, not death */
+    signal(SIGXFSZ, SIG_IGN);      /* a file size limit: a failed save, not death */
     sv->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     sv->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     if (sv->sig_fd < 0 || sv->timer_fd < 0) {

@@ -11,6 +11,21 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from servetest import CONTINUO, Service, check, done  # noqa: E402
 
+class ServiceLimited(Service):
+    """A service started with a resource limit (PREEXEC runs in the child)."""
+
+    def __init__(self, preexec):
+        real_popen = subprocess.Popen
+
+        def popen(*a, **k):
+            return real_popen(*a, preexec_fn=preexec, **k)
+        subprocess.Popen = popen
+        try:
+            super().__init__("phrase_silence_ms=10000")
+        finally:
+            subprocess.Popen = real_popen
+
+
 tmp = tempfile.mkdtemp(prefix="continuo-faults-")
 env = dict(os.environ, XDG_RUNTIME_DIR=tmp, XDG_CONFIG_HOME=os.path.join(tmp, "none"),
            XDG_CONFIG_DIRS=os.path.join(tmp, "none"))
@@ -98,6 +113,29 @@ try:
         check(sv.request("get soundfont") != "ok soundfont = /elsewhere.sf2", "soundfont kept")
         rc, _ = sv.stop()
         check(rc == 0, "clean exit after reloads")
+    finally:
+        sv.cleanup()
+
+    # A full disk while saving (a file size limit stands in for it): a clear
+    # error, no partial file, the service goes on and a later save works.
+    import resource
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+    sv = ServiceLimited(small_files)
+    try:
+        for i in range(300):
+            sv.play([0x90, 40 + i % 40, 90, 0x80, 40 + i % 40, 0])
+        time.sleep(0.3)
+        target = os.path.join(sv.dir, "big.mid")
+        out = sv.request("save " + target)
+        check(out.startswith("error cannot write"), "save past the limit fails: %r" % out)
+        check(not [f for f in os.listdir(sv.dir) if f.startswith("big.mid")],
+              "no partial or temporary file: %r" % os.listdir(sv.dir))
+        check("big.mid" in sv.read_log(), "the cause is logged: %r" % sv.read_log()[-300:])
+        check(sv.request("status").startswith("ok"), "the service goes on")
+        rc, _ = sv.stop()
+        check(rc == 0, "clean exit after a failed save")
     finally:
         sv.cleanup()
 

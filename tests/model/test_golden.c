@@ -8,6 +8,20 @@
 #include "model/model.h"
 #include "model/sampler.h"
 
+/* Allocation counter: the test is linked with --wrap=malloc,calloc,realloc
+ * (tests/model/meson.build), so every allocation made by the engine's
+ * static library passes through here. */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t m);
+void *__wrap_realloc(void *p, size_t n);
+static long n_allocs;
+void *__wrap_malloc(size_t n) { n_allocs++; return __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t m) { n_allocs++; return __real_calloc(n, m); }
+void *__wrap_realloc(void *p, size_t n) { n_allocs++; return __real_realloc(p, n); }
+
 /* max |a - b| over the row, relative to max |b|. */
 static double rel_err(const float *a, const float *b, int n)
 {
@@ -67,6 +81,7 @@ static void check_stream(model_state *s, const gguf_file *ref, const char *what)
     CHECK(rel_err(s->logits, st, V) <= 1e-4);
     worst = 0;
     int worst_step = -1;
+    long allocs_before = n_allocs;
     for (int k = np; k < T; k++) {
         const float *lg = model_decode(s, ids[k]);
         CHECK(lg != NULL);
@@ -78,8 +93,10 @@ static void check_stream(model_state *s, const gguf_file *ref, const char *what)
             worst_step = k;
         }
     }
-    fprintf(stderr, "%s: decode (%d events, %d slides): worst relative error %.2g at event %d\n", what,
-            T - np, s->n_slides, worst, worst_step);
+    long allocs = n_allocs - allocs_before;
+    fprintf(stderr, "%s: decode (%d events, %d slides, %ld allocations): worst relative error %.2g at event %d\n",
+            what, T - np, s->n_slides, allocs, worst, worst_step);
+    CHECK_INT(allocs, 0);           /* the decode path (slides included) allocates nothing */
     CHECK(worst <= 1e-4);
     CHECK(s->n_slides > 0);        /* the sequence is longer than the context: it slid */
     free(all);
@@ -104,6 +121,7 @@ static void check_greedy(model_state *s, const gguf_file *ref, const char *what)
     CHECK_INT(model_prefill(s, ids, np, NULL), 0);
     const float *lg = s->logits;
     int mismatches = 0;
+    long allocs_before = n_allocs;
     for (int i = 0; i < (int)gt->n_elems && lg; i++) {
         int t = sampler_sample(&sp, lg);
         if (t != argmax(lg, V) || t != want[i]) {
@@ -114,6 +132,7 @@ static void check_greedy(model_state *s, const gguf_file *ref, const char *what)
         lg = model_decode(s, want[i]);   /* follow PyTorch so one slip is not counted twice */
     }
     CHECK_INT(mismatches, 0);
+    CHECK_INT(n_allocs - allocs_before, 0);     /* nor does sampling */
     sampler_free(&sp);
 }
 
@@ -164,6 +183,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "cannot load %s\n", argv[a]);
             return 1;
         }
+        CHECK(n_allocs > 0);    /* the counter does see the engine's allocations */
         for (int level = (int)kernels_best_level(); level >= 0; level--) {
             kernels_set_level((kernel_level)level);
             for (int threads = 1; threads <= 2; threads++) {
