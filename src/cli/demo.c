@@ -158,6 +158,40 @@ static size_t match_notes(const note *a, size_t na, const note *b, size_t nb, do
     return matched;
 }
 
+/* The default model, quietly: 1 when one exists (PATH filled), else 0. */
+static int find_model(char *path, size_t size)
+{
+    const char *env = getenv("CONTINUO_MODEL");
+    const char *cands[] = { env && *env ? env : NULL, CONTINUO_DATADIR "/continuo-default.gguf",
+                            "models/continuo-default.gguf" };
+    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++)
+        if (cands[i] && readable(cands[i])) {
+            snprintf(path, size, "%s", cands[i]);
+            return 1;
+        }
+    return 0;
+}
+
+/* The main job: the motif continued by the model, written to OUTPUT with a
+ * piano roll beside it (OUTPUT with .svg), through `continuo continue`. */
+static int continue_motif(const char *motif, const char *model_path, const char *output)
+{
+    char svg[PATH_MAX + 8];
+    size_t n = strlen(output);
+    if (n > 4 && strcmp(output + n - 4, ".mid") == 0)
+        n -= 4;
+    snprintf(svg, sizeof svg, "%.*s.svg", (int)n, output);
+    char *args[] = { "continue", (char *)motif, "--model", (char *)model_path, "-o", (char *)output,
+                     "--seconds", "12", "--seed", "1", "--plot", svg, NULL };
+    printf("\ncontinuing the motif with %s (12 s, seed 1):\n", model_path);
+    fflush(stdout);
+    int rc = cmd_continue((int)(sizeof args / sizeof args[0]) - 1, args);
+    if (rc == 0)
+        printf("\nlisten: fluidsynth -ni /usr/share/sounds/sf2/FluidR3_GM.sf2 %s\n"
+               "piano roll (motif and continuation in two colours): %s\n", output, svg);
+    return rc;
+}
+
 int cmd_demo(int argc, char **argv)
 {
     const char *output = "continuo-demo.mid", *input = NULL;
@@ -234,20 +268,28 @@ int cmd_demo(int argc, char **argv)
     size_t n_ev;
     if (perf_notes_to_events(back.notes, back.n, &ev, &n_ev) < 0)
         goto done;
+    char model_path[PATH_MAX];
+    int have_model = find_model(model_path, sizeof model_path);
     smf_track_out track = { .name = "continuo demo: motif decoded", .events = ev, .n_events = n_ev };
-    if (smf_write_file(output, &track, 1) < 0)
+    if (!have_model && smf_write_file(output, &track, 1) < 0)
         goto done;
     double max_on, max_off;
     size_t vel_ok;
     size_t matched = match_notes(notes.notes, notes.n, back.notes, back.n, 0.0105,
                                  &max_on, &max_off, &vel_ok);
-    printf("\ndecoded back to %s: %zu notes\nround trip: %zu of %zu notes matched (same pitch, "
+    printf("\ndecoded back%s%s: %zu notes\nround trip: %zu of %zu notes matched (same pitch, "
            "onset within 10 ms); max onset error %.1f ms, max release error %.1f ms; "
-           "%zu velocities in the same bin\n", output, back.n, matched, notes.n,
+           "%zu velocities in the same bin\n", have_model ? "" : " to ", have_model ? "" : output, back.n, matched, notes.n,
            max_on * 1e3, max_off * 1e3, vel_ok);
     status = matched == notes.n && back.n == notes.n ? 0 : 1;
-    if (status)
+    if (status) {
         log_error("demo: the round trip lost notes");
+        goto done;
+    }
+    if (have_model)
+        status = continue_motif(path, model_path, output);
+    else
+        printf("\nno model installed (models/continuo-default.gguf): the continuation step was skipped\n");
 done:
     free(ids);
     free(ev);
