@@ -696,14 +696,25 @@ int perf_decoder_push(perf_decoder *d, int id, note_list *out)
             return 0;
         }
         return decoder_end(d, value, d->time, out);
-    case EVENT_TIME_SHIFT:
+    case EVENT_TIME_SHIFT: {
         d->steps += value;
         d->time = (double)d->steps * d->v->step_ms / 1000.0;
+        size_t first = out->n;
         for (int p = 0; d->n_sounding > 0 && p < 128; p++)
             if (d->onset[p] >= 0 && d->time - d->onset[p] > d->max_note_s
                 && decoder_end(d, p, d->time, out) < 0)
                 return -1;
+        /* Cut notes end at onset + max_note_s, not in pitch order: keep OUT
+         * in order of release (insertion sort; at most 128 notes, stable). */
+        for (size_t i = first + 1; i < out->n; i++) {
+            note nt = out->notes[i];
+            size_t j = i;
+            for (; j > first && out->notes[j - 1].release > nt.release; j--)
+                out->notes[j] = out->notes[j - 1];
+            out->notes[j] = nt;
+        }
         return 0;
+    }
     case EVENT_VELOCITY:
         d->velocity = bin_to_velocity(d->v, value);
         return 0;

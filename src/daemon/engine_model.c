@@ -101,7 +101,7 @@ static int me_open(void **state, const config *cfg)
         log_error("cannot use model %s: its vocabulary is not one continuo knows", path);
         goto fail;
     }
-    if (model_state_init(&e->st, &e->m, 1) < 0)
+    if (model_state_init(&e->st, &e->m, cfg->model_threads) < 0)
         goto fail;
     e->n_ctx = cfg->context_events < e->m.cfg.context ? cfg->context_events : e->m.cfg.context;
     e->hist = calloc((size_t)e->n_ctx, sizeof *e->hist);

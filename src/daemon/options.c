@@ -94,7 +94,10 @@ const option_def config_options[] = {
       "Longest model note, in ms: a note held longer is ended (no stuck notes)." },
     { "lookahead_ms", OPT_INT, "10", 0, 500, NULL, 1, OFF(lookahead_ms),
       "Time from the phrase end to the start of the continuation's time line,\n"
-      "in ms: the generator's head start, so later events are never late." },
+      "in ms: the generator's head start for the events after the first one." },
+    { "model_threads", OPT_INT, "1", 1, 64, NULL, 0, OFF(model_threads),
+      "Threads the model uses for each step (more help on a machine with\n"
+      "cores to spare; the audio and the service loop need one)." },
     { "context_events", OPT_INT, "1024", 16, 65536, NULL, 0, OFF(context_events),
       "Model events kept as context (the oldest are forgotten beyond it)." },
 };

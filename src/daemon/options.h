@@ -40,6 +40,7 @@ typedef struct config {
     int    max_note_ms;
     int    lookahead_ms;
     int    context_events;                 /* tokens kept in the model's context */
+    int    model_threads;                  /* threads of the model's forward pass */
 } config;
 
 /* One option: the single place that names, types, bounds and documents it. */

@@ -111,6 +111,19 @@ const char *ggml_type_name(uint32_t type)
     }
 }
 
+/* A float as an integer without undefined behaviour: NaN gives 0, values
+ * beyond int64_t saturate (so a range check on kv->i still rejects them). */
+static int64_t float_to_i64(double x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (x <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)x;
+}
+
 /* Reads a scalar number of TYPE into KV's u/i/f. */
 static void set_number(gguf_kv *kv, uint32_t type, const uint8_t *p)
 {
@@ -125,8 +138,8 @@ static void set_number(gguf_kv *kv, uint32_t type, const uint8_t *p)
     case GGUF_TYPE_INT32:  memcpy(&i32, p, 4); kv->i = i32; kv->u = (uint64_t)i32; kv->f = i32; break;
     case GGUF_TYPE_UINT64: memcpy(&u64, p, 8); kv->u = u64; kv->i = (int64_t)u64; kv->f = (double)u64; break;
     case GGUF_TYPE_INT64:  memcpy(&i64, p, 8); kv->i = i64; kv->u = (uint64_t)i64; kv->f = (double)i64; break;
-    case GGUF_TYPE_FLOAT32: memcpy(&f32, p, 4); kv->f = f32; kv->i = (int64_t)f32; kv->u = (uint64_t)kv->i; break;
-    case GGUF_TYPE_FLOAT64: memcpy(&f64, p, 8); kv->f = f64; kv->i = (int64_t)f64; kv->u = (uint64_t)kv->i; break;
+    case GGUF_TYPE_FLOAT32: memcpy(&f32, p, 4); kv->f = f32; kv->i = float_to_i64(f32); kv->u = (uint64_t)kv->i; break;
+    case GGUF_TYPE_FLOAT64: memcpy(&f64, p, 8); kv->f = f64; kv->i = float_to_i64(f64); kv->u = (uint64_t)kv->i; break;
     default: break;
     }
 }

@@ -9,6 +9,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* In a sanitized build, undefined behaviour fails the replay (by default
+ * UBSan prints and goes on, and the test would pass). Ignored otherwise. */
+const char *__ubsan_default_options(void);
+const char *__ubsan_default_options(void)
+{
+    return "halt_on_error=1:print_stacktrace=1";
+}
+
 static int replay_file(const char *path)
 {
     uint8_t *data;

@@ -3,7 +3,7 @@
 #
 # usage: tests/fuzz/run-fuzzers.sh BUILD_DIR SECONDS
 #   BUILD_DIR  configured with: CC=clang meson setup BUILD_DIR -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
-# A target fuzz_X starts from the seeds in tests/fuzz/corpus/X when that folder exists, else from nothing.
+# A target fuzz_X starts from the seeds in tests/fuzz/corpus/X (or tests/*/corpus/X) when that folder exists, else from nothing.
 # New inputs go to a temporary folder, never into the repository; a crashing input is kept and its path printed.
 set -u
 
@@ -24,13 +24,23 @@ if [ -z "$targets" ]; then
     exit 2
 fi
 
+# Undefined behaviour is a crash too (UBSan's default is to print and go on).
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+
 work=$(mktemp -d "${TMPDIR:-/tmp}/continuo-fuzz.XXXXXX") || exit 2
 trap 'rm -rf "$work"' EXIT INT TERM
 status=0
 
 for target in $targets; do
     name=$(basename "$target")
+    # Seeds: tests/fuzz/corpus/X, else the corpus/X of another test folder
+    # (tests/daemon/corpus/config for fuzz_config).
     seeds="$src/tests/fuzz/corpus/${name#fuzz_}"
+    if [ ! -d "$seeds" ]; then
+        for d in "$src"/tests/*/corpus/"${name#fuzz_}"; do
+            [ -d "$d" ] && seeds=$d && break
+        done
+    fi
     corpus="$work/$name/corpus"
     artifacts="$work/$name/artifacts"
     mkdir -p "$corpus" "$artifacts"
