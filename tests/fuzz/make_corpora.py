@@ -4,7 +4,8 @@
 Run it again after changing it (needs numpy, for train/export.py); the files are committed so every build replays them.
 Inputs that once crashed a target are kept beside the seeds as regress_<what> (copied from run-fuzzers.sh's output)
 and are left alone here.
-Each model seed is a random-weight model of a few KB made by train/export.py --random with tiny shapes."""
+Each model seed is a random-weight model of a few KB made by train/export.py --random with tiny shapes (its date
+fixed, so a rerun in the same checkout gives the same bytes)."""
 import os
 import struct
 import subprocess
@@ -71,10 +72,16 @@ def patch(b, pos, fmt, *values):
 
 
 def export(path, *args):
-    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "train", "export.py"), "--random", path, *args],
-                   check=True, stdout=subprocess.DEVNULL)
+    """A random model written by export.py into the folder of PATH; run from there with a relative name and with
+    its date string overwritten, so that the same arguments give the same bytes."""
+    folder, name = os.path.split(path)
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "train", "export.py"), "--random", name, *args],
+                   check=True, stdout=subprocess.DEVNULL, cwd=folder)
     with open(path, "rb") as f:
-        return f.read()
+        b = f.read()
+    pos = Gguf(b).kv["continuo.provenance.date"][2]
+    n, = struct.unpack_from("<Q", b, pos)
+    return b[:pos + 8] + b"2000-01-01T00:00:00Z"[:n].ljust(n, b"0") + b[pos + 8 + n:]
 
 
 def model_corpus(tmp):

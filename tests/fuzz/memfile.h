@@ -2,7 +2,9 @@
 #ifndef CONTINUO_MEMFILE_H
 #define CONTINUO_MEMFILE_H
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""test_valgrind.py: continue, eval, encode and decode run under valgrind memcheck with no memory errors and no leaks.
+"""test_valgrind.py: continue, eval, encode, decode and serve run under valgrind memcheck with no memory errors and no leaks.
 
 Skips (77) when valgrind is absent or the build is sanitized (--sanitized: ASan binaries cannot run under valgrind).
 Each command runs with --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect and no
@@ -8,9 +8,11 @@ uninitialised memory or a definite/indirect leak fails it."""
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import CONTINUO, MOTIF, SKIP, need_binary, tiny_model  # noqa: E402
@@ -30,6 +32,64 @@ def valgrind(args, cwd):
     if r.returncode != 0 or not m or m.group(1) != "0":
         sys.exit(f"FAIL: valgrind {' '.join(args)} (exit {r.returncode}):\n{r.stderr[-6000:]}")
     return r
+
+
+def serve_under_valgrind(model, tmp):
+    """`continuo serve` with the model: starts, answers a played phrase, ends cleanly on SIGTERM."""
+    runtime = os.path.join(tmp, "run")
+    os.mkdir(runtime, 0o700)
+    sock = os.path.join(runtime, "continuo", "ctl")
+    fifo = os.path.join(tmp, "in")
+    os.mkfifo(fifo, 0o600)
+    env = dict(os.environ, XDG_RUNTIME_DIR=runtime, XDG_CONFIG_HOME=os.path.join(tmp, "none"),
+               XDG_CONFIG_DIRS=os.path.join(tmp, "none"))
+    log_path = os.path.join(tmp, "serve.log")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(VALGRIND + ["--error-exitcode=1", CONTINUO, "serve", "--set", "model=" + model,
+                                           "--set", "input=fifo:" + fifo, "--set", "output=none",
+                                           "--set", "phrase_silence_ms=300"],
+                                env=env, stdout=log, stderr=subprocess.STDOUT)
+    status = ""
+    writer = None
+    try:
+        deadline = time.monotonic() + 60
+        while not os.path.exists(sock) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        while writer is None and proc.poll() is None and time.monotonic() < deadline:
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:     # ENXIO: the service has not opened it yet
+                time.sleep(0.05)
+        if writer is not None:
+            for pitch in (60, 64, 67):
+                os.write(writer, bytes([0x90, pitch, 90]))
+                time.sleep(0.1)
+                os.write(writer, bytes([0x80, pitch, 0]))
+            while proc.poll() is None and time.monotonic() < deadline:
+                r = subprocess.run([CONTINUO, "ctl", "status"], env=env, capture_output=True, text=True,
+                                   timeout=30)
+                status = r.stdout.strip()
+                if re.search(r"\bresponses=[1-9]", status):
+                    break
+                time.sleep(0.2)
+    finally:
+        if writer is not None:
+            os.close(writer)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            rc = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = proc.wait()
+    text = open(log_path).read()
+    m = re.search(r"ERROR SUMMARY: (\d+) errors", text)
+    leaks = re.search(r"definitely lost: ([\d,]+) bytes", text)
+    answered = re.search(r"\bresponses=[1-9]", status) is not None
+    print(f"serve: phrase answered {answered}, exit {rc} after SIGTERM, {m.group(1) if m else '?'} errors, "
+          f"definitely lost {leaks.group(1) if leaks else '0'} bytes")
+    if not answered or rc != 0 or not m or m.group(1) != "0":
+        sys.exit(f"FAIL: valgrind continuo serve (status {status!r}, exit {rc}):\n{text[-6000:]}")
 
 
 def main():
@@ -66,6 +126,7 @@ def main():
         if r.returncode != 1:
             sys.exit(f"FAIL: encode of a truncated file: exit {r.returncode} (want 1, 99 = valgrind error):\n"
                      f"{r.stderr[-4000:]}")
+        serve_under_valgrind(model, tmp)
     print("PASS")
     return 0
 

@@ -2,6 +2,8 @@
 end with the same weights, the loss falls, and only rank 0 writes the run."""
 
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -27,10 +29,27 @@ def main() -> int:
                "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
                "--redirects", "2", "--tee", "1", "--log_dir", os.path.join(tmp, "logs"),
                synth.TRAIN_PY, "--config", cfg, "--out", out]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        if r.returncode != 0:
-            print(r.stdout[-3000:], r.stderr[-3000:])
-            print("FAIL: torchrun exited", r.returncode)
+        for attempt in (1, 2):
+            # Its own process group, so that a stuck run is stopped with its workers.
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 start_new_session=True)
+            try:
+                stdout, stderr = p.communicate(timeout=100)
+                break
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate()
+                # A rendezvous can hang when another program takes the port
+                # between free_port() and torchrun: once more on a new port.
+                print(f"attempt {attempt}: torchrun did not finish in 100 s")
+                if attempt == 2:
+                    print("FAIL: torchrun hung twice")
+                    return 1
+                cmd[cmd.index("--master_port") + 1] = str(free_port())
+                shutil.rmtree(out, ignore_errors=True)
+        if p.returncode != 0:
+            print(stdout[-3000:], stderr[-3000:])
+            print("FAIL: torchrun exited", p.returncode)
             return 1
         fails = 0
         log = open(os.path.join(out, "log.txt")).read()
