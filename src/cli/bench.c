@@ -228,17 +228,15 @@ int cmd_bench(int argc, char **argv)
         } else if (strcmp(argv[i], "--torch-script") == 0 && i + 1 < argc) {
             script_arg = argv[++i];
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            threads = atoi(argv[++i]);
-            if (threads < 1 || threads > 64) {
-                fprintf(stderr, "continuo bench: --threads takes 1..64\n");
+            long v;
+            if (cli_integer("bench", "--threads", argv[++i], 1, 64, &v) < 0)
                 return 2;
-            }
+            threads = (int)v;
         } else if (strcmp(argv[i], "--events") == 0 && i + 1 < argc) {
-            events = atoi(argv[++i]);
-            if (events < 1 || events > 100000) {
-                fprintf(stderr, "continuo bench: --events takes 1..100000\n");
+            long v;
+            if (cli_integer("bench", "--events", argv[++i], 1, 100000, &v) < 0)
                 return 2;
-            }
+            events = (int)v;
         } else if (strcmp(argv[i], "--no-torch") == 0) {
             torch = 0;
         } else {

@@ -23,5 +23,10 @@ int cmd_demo(int argc, char **argv);
 
 /* Shared by the commands: true when ARG is -h or --help. */
 int cli_is_help(const char *arg);
+/* The value S of option OPT of command CMD as a number in [LO, HI]: 0, or
+ * -1 after printing "continuo CMD: OPT wants a number in LO..HI, not 'S'"
+ * (S may be NULL: the value is missing). */
+int cli_number(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out);
+int cli_integer(const char *cmd, const char *opt, const char *s, long lo, long hi, long *out);
 
 #endif

@@ -1,4 +1,7 @@
-/* common.c: small helpers shared by the subcommands. */
+/* common.c: small helpers shared by the subcommands: help flags and numeric options. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -6,4 +9,32 @@
 int cli_is_help(const char *arg)
 {
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+int cli_number(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = s ? strtod(s, &end) : 0;
+    if (!s || end == s || *end || errno || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "continuo %s: %s wants a number in %g..%g, not '%s'\n", cmd, opt, lo, hi,
+                s ? s : "(nothing)");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_integer(const char *cmd, const char *opt, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || end == s || *end || errno || v < lo || v > hi) {
+        fprintf(stderr, "continuo %s: %s wants a whole number in %ld..%ld, not '%s'\n", cmd, opt, lo,
+                hi, s ? s : "(nothing)");
+        return -1;
+    }
+    *out = v;
+    return 0;
 }

@@ -1,5 +1,4 @@
 /* continue.c: `continuo continue`: continues a MIDI primer with the model; writes primer and continuation as two tracks, optionally an SVG piano roll. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,17 +108,6 @@ typedef struct continue_opts {
     sampler_opts so;
 } continue_opts;
 
-static int parse_double(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, continue_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -135,7 +123,7 @@ static int parse_args(int argc, char **argv, continue_opts *o)
             usage(stdout);
             return 1;
         }
-#define NUM(lo, hi) (has && parse_double(argv[++i], lo, hi, &v) == 0)
+#define NUM(lo, hi) (cli_number("continue", a, has ? argv[++i] : NULL, lo, hi, &v) == 0)
         if (strcmp(a, "-o") == 0 && has) o->out_path = argv[++i];
         else if (strcmp(a, "--model") == 0 && has) o->model_arg = argv[++i];
         else if (strcmp(a, "--plot") == 0 && has) o->plot_path = argv[++i];
@@ -158,7 +146,6 @@ static int parse_args(int argc, char **argv, continue_opts *o)
         }
         continue;
 bad:
-        fprintf(stderr, "continuo continue: bad or missing value for %s\n", a);
         return 2;
 #undef NUM
     }

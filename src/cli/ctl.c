@@ -43,7 +43,10 @@ int cmd_ctl(int argc, char **argv)
         } else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
             sock = argv[++i];
         } else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
-            timeout = atoi(argv[++i]);
+            long v;
+            if (cli_integer("ctl", "--timeout", argv[++i], 1, 3600000, &v) < 0)
+                return 2;
+            timeout = (int)v;
         } else if (argv[i][0] == '-' && argv[i][1] == '-') {
             fprintf(stderr, "continuo ctl: unknown or incomplete option '%s'\n", argv[i]);
             usage(stderr);

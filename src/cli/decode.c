@@ -1,6 +1,5 @@
 /* decode.c: `continuo decode`: a token file (or ids written by hand) to a MIDI file. */
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +117,6 @@ int cmd_decode(int argc, char **argv)
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end;
         if (cli_is_help(a)) {
             usage(stdout);
             return 0;
@@ -140,23 +138,16 @@ int cmd_decode(int argc, char **argv)
             return 2;
         }
         i++;
-        errno = 0;
         if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             output = val;
         } else if (strcmp(a, "--vocab") == 0) {
             vocab_name = val;
         } else if (strcmp(a, "--index") == 0) {
-            index = strtol(val, &end, 10);
-            if (end == val || *end || errno || index < 0) {
-                fprintf(stderr, "continuo decode: --index wants a number >= 0, not '%s'\n", val);
+            if (cli_integer("decode", a, val, 0, 0x7fffffffL, &index) < 0)
                 return 2;
-            }
         } else if (strcmp(a, "--max-note-seconds") == 0) {
-            max_note_s = strtod(val, &end);
-            if (end == val || *end || errno || !(max_note_s > 0 && max_note_s <= 1e6)) {
-                fprintf(stderr, "continuo decode: --max-note-seconds wants seconds > 0, not '%s'\n", val);
+            if (cli_number("decode", a, val, 0.001, 1e6, &max_note_s) < 0)
                 return 2;
-            }
         } else {
             fprintf(stderr, "continuo decode: unknown option '%s' (see --help)\n", a);
             return 2;

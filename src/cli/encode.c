@@ -1,5 +1,4 @@
 /* encode.c: `continuo encode`: MIDI files (one, a list, or a split file) to a token file. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,22 +215,6 @@ static int read_split(const char *path, const char *split, const char *root, inp
     return rc;
 }
 
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtod(s, &end);
-    return end != s && *end == '\0' && errno == 0 ? 0 : -1;
-}
-
-static int parse_int(const char *s, long *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtol(s, &end, 10);
-    return end != s && *end == '\0' && errno == 0 ? 0 : -1;
-}
-
 int cmd_encode(int argc, char **argv)
 {
     const char *output = NULL, *vocab_name = "mt310", *list = NULL;
@@ -278,15 +261,13 @@ int cmd_encode(int argc, char **argv)
         } else if (strcmp(a, "--vocab") == 0) {
             vocab_name = val;
         } else if (strcmp(a, "--stretch") == 0) {
-            if (parse_double(val, &opt.stretch) < 0 || !(opt.stretch >= 0.1 && opt.stretch <= 10)) {
-                fprintf(stderr, "continuo encode: --stretch wants a number in 0.1..10, not '%s'\n", val);
+            if (cli_number("encode", a, val, 0.1, 10, &opt.stretch) < 0) {
                 status = 2;
                 goto done;
             }
         } else if (strcmp(a, "--transpose") == 0) {
             long t;
-            if (parse_int(val, &t) < 0 || t < -127 || t > 127) {
-                fprintf(stderr, "continuo encode: --transpose wants semitones in -127..127, not '%s'\n", val);
+            if (cli_integer("encode", a, val, -127, 127, &t) < 0) {
                 status = 2;
                 goto done;
             }

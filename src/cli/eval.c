@@ -134,11 +134,10 @@ int cmd_eval(int argc, char **argv)
         } else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
             model_arg = argv[++i];
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            threads = atoi(argv[++i]);
-            if (threads < 1 || threads > 64) {
-                fprintf(stderr, "continuo eval: --threads takes 1..64\n");
+            long v;
+            if (cli_integer("eval", "--threads", argv[++i], 1, 64, &v) < 0)
                 return 2;
-            }
+            threads = (int)v;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             fprintf(stderr, "continuo eval: unknown option '%s'\n", argv[i]);
             usage(stderr);
