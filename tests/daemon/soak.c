@@ -145,6 +145,11 @@ static int soak_file(const char *path, generator *g, scheduler *s, config *cfg, 
             respond(g, s, cfg, ++*id, dl);
             if (st.phrases == max_phrases / 10)
                 st.rss_mid_kb = rss_kb();
+            /* Progress: a line per tenth of the run, so a long soak shows it is alive. */
+            if (max_phrases >= 10 && st.phrases % (max_phrases / 10) == 0)
+                fprintf(stderr, "soak: %lu/%lu phrases, %lu continuations, notes %lu on %lu off, "
+                        "RSS %ld kB\n", st.phrases, max_phrases, st.responses, st.model_on,
+                        st.model_off, rss_kb());
         }
         midi_msg m = { e->status, e->data1, e->data2, 3 };
         phrase_input(&ph, cfg, &m, t, (double)t / NS, ev, &n_ev);
