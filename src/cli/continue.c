@@ -1,4 +1,4 @@
-/* continue.c: `continuo continue`: continues a MIDI primer with the model; writes primer and continuation as two tracks, optionally an SVG piano roll. */
+/* continue.c: `continuo continue`: continues a MIDI primer with the model; writes primer and continuation as two tracks, optionally a piano roll (SVG or PNG). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cli/commands.h"
+#include "cli/pianoroll.h"
 #include "codec/perf.h"
 #include "codec/vocab.h"
 #include "midi/smf.h"
@@ -31,72 +32,8 @@ static void usage(FILE *fp)
         "  --seed N            random seed: the same seed gives the same continuation\n"
         "                      (default: from the clock, printed)\n"
         "  --max-held N        never more than N notes sounding at once (default 16)\n"
-        "  --plot OUT.svg      also draw a piano roll (primer and continuation in two colours)\n"
+        "  --plot OUT.svg|png  also draw a piano roll (primer and continuation in two colours)\n"
         "  --threads N         threads (default 2)\n");
-}
-
-/* ------------------------------------------------------------------ piano roll */
-
-static int write_svg(const char *path, const note_list *primer, const note_list *cont, double t_split)
-{
-    double t_end = t_split;
-    int lo = 127, hi = 0;
-    const note_list *lists[2] = { primer, cont };
-    for (int k = 0; k < 2; k++)
-        for (size_t i = 0; i < lists[k]->n; i++) {
-            const note *n = &lists[k]->notes[i];
-            t_end = n->release > t_end ? n->release : t_end;
-            lo = n->pitch < lo ? n->pitch : lo;
-            hi = n->pitch > hi ? n->pitch : hi;
-        }
-    /* a long primer: show its last part, at least twice the continuation's length */
-    double span = 2 * (t_end - t_split) > 15 ? 2 * (t_end - t_split) : 15;
-    double t0 = t_split - span > 0 ? t_split - span : 0;
-    if (lo > hi) {
-        lo = 60;
-        hi = 72;
-    }
-    lo = lo > 2 ? lo - 2 : 0;
-    hi = hi < 125 ? hi + 2 : 127;
-    double W = 1200, H = 480, ml = 50, mr = 20, mt = 30, mb = 40;
-    double sx = (W - ml - mr) / (t_end - t0 > 0 ? t_end - t0 : 1), sy = (H - mt - mb) / (hi - lo + 1);
-    atomic_file af;
-    if (atomic_file_open(&af, path) != 0)
-        return -1;
-    FILE *fp = af.fp;
-    fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
-                "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
-    fprintf(fp, "<text x=\"%.0f\" y=\"18\">primer (blue) and continuation (orange); time in seconds, "
-                "pitch as MIDI note number</text>\n", ml);
-    double len = t_end - t0, step = len > 120 ? 20 : len > 60 ? 10 : len > 20 ? 5 : len > 8 ? 2 : 1;
-    for (double t = ceil(t0 / step) * step; t <= t_end + 1e-9; t += step) {
-        double x = ml + (t - t0) * sx;
-        fprintf(fp, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>"
-                    "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>\n",
-                x, mt, x, H - mb, x, H - mb + 15, t);
-    }
-    for (int p = (lo + 11) / 12 * 12; p <= hi; p += 12) {
-        double y = mt + (hi - p + 0.5) * sy;
-        fprintf(fp, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">C%d (%d)</text>\n", ml - 4, y + 4,
-                p / 12 - 1, p);
-    }
-    fprintf(fp, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">seconds</text>\n", ml + (W - ml - mr) / 2,
-            H - 8);
-    const char *colour[2] = { "#1f77b4", "#ff7f0e" };
-    for (int k = 0; k < 2; k++)
-        for (size_t i = 0; i < lists[k]->n; i++) {
-            const note *n = &lists[k]->notes[i];
-            if (n->release < t0)
-                continue;
-            double on = n->onset > t0 ? n->onset : t0, w = (n->release - on) * sx;
-            fprintf(fp, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
-                        "fill-opacity=\"%.2f\"/>\n", ml + (on - t0) * sx, mt + (hi - n->pitch) * sy,
-                    w > 1 ? w : 1, sy > 1 ? sy : 1, colour[k], 0.35 + 0.65 * n->velocity / 127.0);
-        }
-    double xs = ml + (t_split - t0) * sx;
-    fprintf(fp, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"black\" stroke-dasharray=\"4 3\"/>\n"
-                "</svg>\n", xs, mt, xs, H - mb);
-    return atomic_file_commit(&af);
 }
 
 /* ------------------------------------------------------------------ generation */
@@ -153,12 +90,9 @@ bad:
         usage(stderr);
         return 2;
     }
-    if (o->plot_path) {
-        size_t n = strlen(o->plot_path);
-        if (n < 4 || strcmp(o->plot_path + n - 4, ".svg") != 0) {
-            fprintf(stderr, "continuo continue: --plot writes SVG: give a file name ending in .svg\n");
-            return 2;
-        }
+    if (o->plot_path && !pianoroll_format_ok(o->plot_path)) {
+        fprintf(stderr, "continuo continue: --plot draws SVG or PNG: give a file name ending in .svg or .png\n");
+        return 2;
     }
     if (!o->seed_given)
         o->so.seed = (uint64_t)time(NULL);
@@ -272,7 +206,7 @@ int cmd_continue(int argc, char **argv)
     smf_track_out tracks[2] = { { "primer", ev_p, n_ep }, { "continuation", ev_c, n_ec } };
     if (smf_write_file(o.out_path, tracks, 2) != 0)
         goto done;
-    if (o.plot_path && write_svg(o.plot_path, &primer, &cont, t_start) != 0)
+    if (o.plot_path && pianoroll_write(o.plot_path, &primer, &cont, t_start) != 0)
         goto done;
     printf("%s: primer %zu notes (%zu events, %.2f s), continuation %zu notes (%zu events, %.2f s from %.2f s), "
            "seed %llu\n", o.out_path, primer.n, n_ids, t_start, cont.n, n_events, dec.time - t_start, t_start,

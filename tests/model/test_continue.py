@@ -74,6 +74,26 @@ def main() -> int:
         check(text.startswith("<svg") and "#1f77b4" in text and "#ff7f0e" in text and "seconds" in text,
               "the piano roll has both colours and a time axis")
 
+        # The same roll as a PNG: a real image, primer (blue) left of the
+        # primer's end and continuation (orange) right of it.
+        png = os.path.join(d, "out.png")
+        r = run("continue", primer, "-o", out, "--model", model, "--seconds", "6", "--seed", "5", "--plot", png)
+        check(r.returncode == 0 and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n", "--plot .png writes a PNG")
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.image
+        import numpy as np
+        img = (matplotlib.image.imread(png) * 255).round().astype(int)
+        # notes are blended over white by velocity: tell them apart by hue
+        blue = img[..., 2] > img[..., 0] + 60
+        orange = img[..., 0] > img[..., 2] + 60
+        bx, ox = np.nonzero(blue)[1], np.nonzero(orange)[1]
+        check(len(bx) > 100 and len(ox) > 100, f"the PNG has primer and continuation notes ({len(bx)}, {len(ox)})")
+        check(len(bx) and len(ox) and bx.max() <= ox.min() + 1,
+              "the primer is drawn left of the continuation")
+        r = run("continue", primer, "-o", out, "--model", model, "--plot", os.path.join(d, "roll.jpg"))
+        check(r.returncode == 2 and ".svg or .png" in r.stderr, "an unknown plot format is a usage error")
+
         out2, out3 = os.path.join(d, "out2.mid"), os.path.join(d, "out3.mid")
         run("continue", primer, "-o", out2, "--model", model, "--seconds", "6", "--seed", "5")
         run("continue", primer, "-o", out3, "--model", model, "--seconds", "6", "--seed", "6",
