@@ -6,20 +6,7 @@
 
 #include "daemon/options.h"
 
-#ifdef CONTINUO_FUZZ_QUIET
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    FILE *null = fopen("/dev/null", "w");
-    if (null)
-        stderr = null;
-    return 0;
-}
-#endif
-
-#define REQUIRE(cond) do { if (!(cond)) { fprintf(stderr, "fuzz_config: invariant failed: %s\n", #cond); abort(); } } while (0)
+#include "fuzz/fuzz_quiet.h"  /* quiet stderr under libFuzzer; REQUIRE */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

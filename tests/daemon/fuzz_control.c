@@ -7,20 +7,7 @@
 #include "daemon/control.h"
 #include "daemon/options.h"
 
-#ifdef CONTINUO_FUZZ_QUIET
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    FILE *null = fopen("/dev/null", "w");
-    if (null)
-        stderr = null;
-    return 0;
-}
-#endif
-
-#define REQUIRE(cond) do { if (!(cond)) { fprintf(stderr, "fuzz_control: invariant failed: %s\n", #cond); abort(); } } while (0)
+#include "fuzz/fuzz_quiet.h"  /* quiet stderr under libFuzzer; REQUIRE */
 
 /* A stand-in for the service: get and set on a config, like the real one. */
 static void handle(void *user, char *line, char *reply, size_t len)

@@ -5,23 +5,7 @@
 
 #include "midi/smf.h"
 
-#ifdef CONTINUO_FUZZ_QUIET
-/* The reader logs one line per bad input; under libFuzzer that is noise
- * (crash reports do not go through stdio, so they still show). */
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    FILE *null = fopen("/dev/null", "w");
-    if (null)
-        stderr = null;
-    return 0;
-}
-#endif
-
-/* A broken invariant is a bug: stop loudly so the fuzzer keeps the input. */
-#define REQUIRE(cond) do { if (!(cond)) { fprintf(stderr, "fuzz_smf: invariant failed: %s\n", #cond); abort(); } } while (0)
+#include "fuzz_quiet.h"  /* quiet stderr under libFuzzer; REQUIRE */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
