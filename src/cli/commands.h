@@ -23,6 +23,8 @@ int cmd_demo(int argc, char **argv);
 
 /* Shared by the commands: true when ARG is -h or --help. */
 int cli_is_help(const char *arg);
+/* True when S ends in SUFFIX and has something before it ("x.tok", not ".tok"). */
+int cli_has_suffix(const char *s, const char *suffix);
 /* The value S of option OPT of command CMD as a number in [LO, HI]: 0, or
  * -1 after printing "continuo CMD: OPT wants a number in LO..HI, not 'S'"
  * (S may be NULL: the value is missing). */

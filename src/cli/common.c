@@ -1,4 +1,4 @@
-/* common.c: small helpers shared by the subcommands: help flags and numeric options. */
+/* common.c: small helpers shared by the subcommands: help flags, numeric options, file name suffixes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,12 @@
 int cli_is_help(const char *arg)
 {
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+int cli_has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && strcmp(s + n - m, suffix) == 0;
 }
 
 int cli_number(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out)

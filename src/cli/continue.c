@@ -1,5 +1,4 @@
 /* continue.c: `continuo continue`: continues a MIDI primer with the model; writes primer and continuation as two tracks, optionally a piano roll (SVG or PNG). */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,16 +114,17 @@ static int generate(model_state *s, sampler *sp, const vocab *v, perf_decoder *d
 {
     const float *logits = s->logits;
     size_t max_events = (size_t)(o->seconds * 400) + 64;   /* far above any real density */
+    int id = -1;
     *n_events = 0;
     while (dec->time < t_start + o->seconds && *n_events < max_events) {
+        /* the last sampled event is decoded only when another one follows */
+        if (id >= 0 && !(logits = model_decode(s, id)))
+            return -1;
         sampler_mask_from_decoder(sp, v, dec, o->max_held, 0);
-        int id = sampler_sample(sp, logits);
+        id = sampler_sample(sp, logits);
         if (perf_decoder_push(dec, id, cont) != 0)
             return -1;
         (*n_events)++;
-        logits = model_decode(s, id);
-        if (!logits)
-            return -1;
     }
     return perf_decoder_finish(dec, cont);
 }
@@ -135,10 +135,6 @@ int cmd_continue(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : rc;
-    char path[1024];
-    if (model_resolve_path(o.model_arg, path, sizeof path) != 0)
-        return 1;
-
     int status = 1;
     model m;
     model_state s;
@@ -152,16 +148,9 @@ int cmd_continue(int argc, char **argv)
     size_t n_ids = 0, n_ep = 0, n_ec = 0, n_events = 0;
     const vocab *v = NULL;
 
-    if (model_load(&m, path) != 0)
+    if (model_open(&m, o.model_arg, &v) != 0)
         goto done;
     have_model = 1;
-    v = vocab_find(m.vocab.name);
-    if (!v) {
-        log_error("%s: vocabulary '%s' is unknown to this build", path, m.vocab.name);
-        goto done;
-    }
-    if (model_check_vocab(&m, v) != 0)
-        goto done;
     if (smf_read_file(o.primer_path, &f) != 0)
         goto done;
     have_smf = 1;

@@ -56,7 +56,7 @@ int cmd_ctl(int argc, char **argv)
                 first = i;
             const char *word = argv[i];
             /* save FILE: the service runs elsewhere: send an absolute path. */
-            if (first && i == first + 1 && strcmp(argv[first], "save") == 0 && word[0] != '/') {
+            if (i == first + 1 && strcmp(argv[first], "save") == 0 && word[0] != '/') {
                 char cwd[PATH_MAX];
                 if (!getcwd(cwd, sizeof cwd) ||
                     snprintf(abs_path, sizeof abs_path, "%s/%s", cwd, word) >= (int)sizeof abs_path) {
@@ -73,7 +73,7 @@ int cmd_ctl(int argc, char **argv)
             n += (size_t)w;
         }
     }
-    if (!first || timeout <= 0) {
+    if (!first) {
         usage(stderr);
         return 2;
     }

@@ -169,9 +169,10 @@ int cmd_decode(int argc, char **argv)
     if (file_read_all(input, &data, &len) < 0)
         goto done;
     if (len >= 4 && memcmp(data, "CTOK", 4) == 0) {
-        free(data);
+        int rc = tokfile_read_mem(data, len, input, &tf);
+        free(data);             /* tf holds its own copy */
         data = NULL;
-        if (tokfile_read(input, &tf) < 0)
+        if (rc < 0)
             goto done;
         const vocab *fv = vocab_find(tf.vocab_name);
         if (!fv)

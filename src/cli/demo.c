@@ -11,6 +11,7 @@
 #include "codec/perf.h"
 #include "codec/vocab.h"
 #include "midi/smf.h"
+#include "model/model.h"
 #include "util/log.h"
 
 #define MOTIF_NAME "motif.mid"
@@ -76,14 +77,6 @@ static int find_motif(char *buf, size_t size)
     return -1;
 }
 
-static const char *pitch_name(uint8_t p, char *buf, size_t size)
-{
-    static const char *const names[12] = { "C", "C#", "D", "D#", "E", "F", "F#", "G",
-                                           "G#", "A", "A#", "B" };
-    snprintf(buf, size, "%s%d", names[p % 12], p / 12 - 1);
-    return buf;
-}
-
 /* One row per pitch that sounds, highest first; 8 columns per second. */
 static void piano_roll(const note *notes, size_t n)
 {
@@ -116,14 +109,14 @@ static void piano_roll(const note *notes, size_t n)
             if (a < cols)
                 row[a] = '#';
         }
-        printf("  %-4s %s\n", pitch_name((uint8_t)p, nm, sizeof nm), row);
+        printf("  %-4s %s\n", midi_pitch_name(p, nm, sizeof nm), row);
     }
 }
 
 /* For each note of A, the unused note of B with the same pitch and the
  * nearest onset within TOL; counts matches and the worst errors. */
-static size_t match_notes(const note *a, size_t na, const note *b, size_t nb, double tol,
-                          double *max_on, double *max_off, size_t *vel_ok)
+static size_t match_notes(const vocab *v, const note *a, size_t na, const note *b, size_t nb,
+                          double tol, double *max_on, double *max_off, size_t *vel_ok)
 {
     char *used = calloc(nb ? nb : 1, 1);
     size_t matched = 0;
@@ -151,25 +144,11 @@ static size_t match_notes(const note *a, size_t na, const note *b, size_t nb, do
         double dr = fabs(b[best].release - a[i].release);
         if (dr > *max_off)
             *max_off = dr;
-        if ((a[i].velocity - 1) / 4 == (b[best].velocity - 1) / 4)
+        if (velocity_to_bin(v, a[i].velocity) == velocity_to_bin(v, b[best].velocity))
             (*vel_ok)++;
     }
     free(used);
     return matched;
-}
-
-/* The default model, quietly: 1 when one exists (PATH filled), else 0. */
-static int find_model(char *path, size_t size)
-{
-    const char *env = getenv("CONTINUO_MODEL");
-    const char *cands[] = { env && *env ? env : NULL, CONTINUO_DATADIR "/continuo-default.gguf",
-                            "models/continuo-default.gguf" };
-    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++)
-        if (cands[i] && readable(cands[i])) {
-            snprintf(path, size, "%s", cands[i]);
-            return 1;
-        }
-    return 0;
 }
 
 /* The main job: the motif continued by the model, written to OUTPUT with a
@@ -265,17 +244,20 @@ int cmd_demo(int argc, char **argv)
             goto done;
     if (perf_decoder_finish(&d, &back) < 0 || note_list_sort(&back) < 0)
         goto done;
-    size_t n_ev;
-    if (perf_notes_to_events(back.notes, back.n, &ev, &n_ev) < 0)
-        goto done;
     char model_path[PATH_MAX];
-    int have_model = find_model(model_path, sizeof model_path);
-    smf_track_out track = { .name = "continuo demo: motif decoded", .events = ev, .n_events = n_ev };
-    if (!have_model && smf_write_file(output, &track, 1) < 0)
-        goto done;
+    int have_model = model_find_default(model_path, sizeof model_path) == 0;
+    if (!have_model) {      /* else `continue` writes OUTPUT */
+        size_t n_ev;
+        if (perf_notes_to_events(back.notes, back.n, &ev, &n_ev) < 0)
+            goto done;
+        smf_track_out track = { .name = "continuo demo: motif decoded", .events = ev,
+                                .n_events = n_ev };
+        if (smf_write_file(output, &track, 1) < 0)
+            goto done;
+    }
     double max_on, max_off;
     size_t vel_ok;
-    size_t matched = match_notes(notes.notes, notes.n, back.notes, back.n, 0.0105,
+    size_t matched = match_notes(v, notes.notes, notes.n, back.notes, back.n, 0.0105,
                                  &max_on, &max_off, &vel_ok);
     printf("\ndecoded back%s%s: %zu notes\nround trip: %zu of %zu notes matched (same pitch, "
            "onset within 10 ms); max onset error %.1f ms, max release error %.1f ms; "

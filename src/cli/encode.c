@@ -87,8 +87,8 @@ static void inputs_free(input_list *l)
     free(l->name);
 }
 
-/* Splits TEXT (modified in place) into lines; calls back with each line
- * stripped of its end-of-line characters. */
+/* The next line of the text at *CURSOR (modified in place: the newline
+ * becomes NUL), without trailing blanks and '\r'; NULL at the end. */
 static char *next_line(char **cursor)
 {
     char *s = *cursor;
@@ -330,7 +330,7 @@ int cmd_encode(int argc, char **argv)
         goto done;
     have_writer = 1;
     progress pg;
-    size_t n_files = 0, n_bad = 0, n_notes = 0, n_events = 0;
+    size_t n_files = 0, n_bad = 0, n_events = 0;
     perf_encode_info total = { 0 };
     double t0 = now_seconds();
     progress_begin(&pg, "encoding", in.n);
@@ -368,8 +368,8 @@ int cmd_encode(int argc, char **argv)
         if (info.n_notes == 0)
             log_warn("%s: no notes to encode", in.path[i]);
         n_files++;
-        n_notes += info.n_notes;
         n_events += nid;
+        total.n_notes += info.n_notes;
         total.n_out_of_range += info.n_out_of_range;
         total.n_collapsed += info.n_collapsed;
         total.n_lengthened += info.n_lengthened;
@@ -382,7 +382,7 @@ int cmd_encode(int argc, char **argv)
     if (!quiet) {
         FILE *fp = strcmp(output, "-") == 0 ? stderr : stdout;
         fprintf(fp, "encoded %zu file%s (%s): %zu notes, %zu events in %.2f s (%.2f M events/s)\n",
-                n_files, n_files == 1 ? "" : "s", v->name, n_notes, n_events, secs,
+                n_files, n_files == 1 ? "" : "s", v->name, total.n_notes, n_events, secs,
                 secs > 0 ? (double)n_events / secs / 1e6 : 0.0);
         if (n_bad)
             fprintf(fp, "skipped %zu bad file%s\n", n_bad, n_bad == 1 ? "" : "s");

@@ -65,12 +65,6 @@ static int score_sequence(model_state *s, float *logits, int *buf, const uint16_
     return 0;
 }
 
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
 static int check_ids(const char *path, const uint16_t *ids, size_t n, int vocab_size)
 {
     for (size_t i = 0; i < n; i++)
@@ -85,7 +79,7 @@ static int check_ids(const char *path, const uint16_t *ids, size_t n, int vocab_
 static int score_file(const char *path, const vocab *v, model_state *s, float *logits, int *buf, nll_sum *sum)
 {
     int pad_id = v->has_pad_eos ? 0 : -1;
-    if (has_suffix(path, ".tok")) {
+    if (cli_has_suffix(path, ".tok")) {
         tokfile t;
         if (tokfile_read(path, &t) != 0)
             return -1;
@@ -151,22 +145,10 @@ int cmd_eval(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    char path[1024];
-    if (model_resolve_path(model_arg, path, sizeof path) != 0)
-        return 1;
     model m;
-    if (model_load(&m, path) != 0)
+    const vocab *v;
+    if (model_open(&m, model_arg, &v) != 0)
         return 1;
-    const vocab *v = vocab_find(m.vocab.name);
-    if (!v) {
-        log_error("%s: vocabulary '%s' is unknown to this build", path, m.vocab.name);
-        model_free(&m);
-        return 1;
-    }
-    if (model_check_vocab(&m, v) != 0) {
-        model_free(&m);
-        return 1;
-    }
     model_state s;
     if (model_state_init(&s, &m, threads) != 0) {
         model_free(&m);

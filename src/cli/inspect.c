@@ -42,13 +42,6 @@ static void format_time(char *buf, size_t n, double seconds)
     snprintf(buf, n, "%02lld:%02lld.%lld", tenths / 600, tenths % 600 / 10, tenths % 10);
 }
 
-/* Scientific pitch name: 60 is C4. */
-static void pitch_name(char *buf, size_t n, int pitch)
-{
-    static const char *const names[12] = { "C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B" };
-    snprintf(buf, n, "%s%d", names[pitch % 12], pitch / 12 - 1);
-}
-
 static void summarize(const smf *f, file_summary *s)
 {
     unsigned down_mask = 0;     /* channels with the sustain pedal down */
@@ -111,10 +104,9 @@ static void print_summary(const smf *f, const file_summary *s)
     format_time(t, sizeof t, f->duration);
     printf("  duration: %s (%.3f s)\n", t, f->duration);
     if (s->notes) {
-        pitch_name(lo, sizeof lo, s->pitch_lo);
-        pitch_name(hi, sizeof hi, s->pitch_hi);
         printf("  notes: %zu, pitch %d (%s) to %d (%s), velocity %d to %d\n",
-               s->notes, s->pitch_lo, lo, s->pitch_hi, hi, s->vel_lo, s->vel_hi);
+               s->notes, s->pitch_lo, midi_pitch_name(s->pitch_lo, lo, sizeof lo), s->pitch_hi,
+               midi_pitch_name(s->pitch_hi, hi, sizeof hi), s->vel_lo, s->vel_hi);
     } else {
         printf("  notes: 0\n");
     }
@@ -156,7 +148,7 @@ static int inspect_file(const char *path, int first)
     print_tracks(&f);
     print_summary(&f, &s);
     smf_free(&f);
-    fflush(stdout);
+    fflush(stdout);             /* before a later file's error on stderr */
     return 0;
 }
 
@@ -181,7 +173,6 @@ int cmd_inspect(int argc, char **argv)
         return 2;
     }
     for (int i = 1; i < argc; i++) {
-        fflush(stdout);
         if (inspect_file(argv[i], !printed) != 0)
             status = 1;
         else

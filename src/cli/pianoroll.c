@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/commands.h"
 #include "cli/pianoroll.h"
 #include "util/fileio.h"
 #include "util/log.h"
@@ -254,15 +255,9 @@ static int draw_png(FILE *fp, const roll_layout *L, const note_list *lists[2])
 
 /* ------------------------------------------------------------------ entry */
 
-static int has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n > m && strcmp(s + n - m, suffix) == 0;
-}
-
 int pianoroll_format_ok(const char *path)
 {
-    return has_suffix(path, ".svg") || has_suffix(path, ".png");
+    return cli_has_suffix(path, ".svg") || cli_has_suffix(path, ".png");
 }
 
 int pianoroll_write(const char *path, const note_list *primer, const note_list *cont, double t_split)
@@ -274,7 +269,7 @@ int pianoroll_write(const char *path, const note_list *primer, const note_list *
     roll_layout_init(&L, lists, t_split);
     if (atomic_file_open(&af, path) != 0)
         return -1;
-    int rc = has_suffix(path, ".png") ? draw_png(af.fp, &L, lists) : write_svg(af.fp, &L, lists);
+    int rc = cli_has_suffix(path, ".png") ? draw_png(af.fp, &L, lists) : write_svg(af.fp, &L, lists);
     if (rc != 0) {
         atomic_file_abort(&af);
         return -1;

@@ -151,6 +151,15 @@ static int parse(const uint8_t *d, size_t len, const char *path, tokfile *t)
     return 0;
 }
 
+int tokfile_read_mem(const uint8_t *data, size_t len, const char *name, tokfile *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = parse(data, len, name, out);
+    if (rc < 0)
+        tokfile_free(out);
+    return rc;
+}
+
 int tokfile_read(const char *path, tokfile *out)
 {
     uint8_t *data;
@@ -159,10 +168,8 @@ int tokfile_read(const char *path, tokfile *out)
     memset(out, 0, sizeof *out);
     if (file_read_all(path, &data, &len) < 0)
         return -1;
-    int rc = parse(data, len, path, out);
+    int rc = tokfile_read_mem(data, len, path, out);
     free(data);
-    if (rc < 0)
-        tokfile_free(out);
     return rc;
 }
 

@@ -27,6 +27,8 @@ typedef struct tokfile {
 } tokfile;
 
 int  tokfile_read(const char *path, tokfile *out);   /* logs "PATH: byte N: ..." */
+/* The same for a file already in memory (borrowed); NAME is used in messages. */
+int  tokfile_read_mem(const uint8_t *data, size_t len, const char *name, tokfile *out);
 void tokfile_free(tokfile *t);
 
 /* Building one in memory, then writing it all or nothing. */

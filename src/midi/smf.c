@@ -805,3 +805,11 @@ int smf_write_file(const char *path, const smf_track_out *tracks, int n_tracks)
     }
     return atomic_file_commit(&af);
 }
+
+const char *midi_pitch_name(int pitch, char *buf, size_t size)
+{
+    static const char *const names[12] = { "C", "C#", "D", "D#", "E", "F", "F#", "G",
+                                           "G#", "A", "A#", "B" };
+    snprintf(buf, size, "%s%d", names[pitch % 12], pitch / 12 - 1);
+    return buf;
+}

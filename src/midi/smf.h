@@ -66,6 +66,10 @@ int smf_read_file(const char *path, smf *out);
 int smf_read_mem(const uint8_t *data, size_t len, const char *name, smf *out);
 void smf_free(smf *f);
 
+/* Scientific pitch name of MIDI pitch 0..127 ("C4" for 60, "C#-1" for 1)
+ * into BUF; returns BUF. */
+const char *midi_pitch_name(int pitch, char *buf, size_t size);
+
 /* A track to write: channel events on a time line in seconds (sorted). */
 typedef struct smf_track_out {
     const char      *name;      /* track name meta event, or NULL */

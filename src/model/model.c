@@ -243,28 +243,44 @@ void model_free(model *m)
     memset(m, 0, sizeof *m);
 }
 
+/* The places a default model is looked for, in order; returns how many. */
+static int default_candidates(char cands[3][1024])
+{
+    const char *env = getenv("CONTINUO_MODEL");
+    int nc = 0;
+    if (env && *env)
+        snprintf(cands[nc++], sizeof cands[0], "%s", env);
+    snprintf(cands[nc++], sizeof cands[0], "%s/continuo-default.gguf", CONTINUO_DATADIR);
+    snprintf(cands[nc++], sizeof cands[0], "models/continuo-default.gguf");
+    return nc;
+}
+
+int model_find_default(char *out, size_t n)
+{
+    char cands[3][1024];
+    int nc = default_candidates(cands);
+    for (int i = 0; i < nc; i++)
+        if (access(cands[i], R_OK) == 0) {
+            snprintf(out, n, "%s", cands[i]);
+            return 0;
+        }
+    return -1;
+}
+
 int model_resolve_path(const char *explicit_path, char *out, size_t n)
 {
     if (explicit_path) {
         snprintf(out, n, "%s", explicit_path);
         return 0;
     }
-    const char *env = getenv("CONTINUO_MODEL");
+    if (model_find_default(out, n) == 0)
+        return 0;
     char cands[3][1024];
-    int nc = 0;
-    if (env && *env)
-        snprintf(cands[nc++], sizeof cands[0], "%s", env);
-    snprintf(cands[nc++], sizeof cands[0], "%s/continuo-default.gguf", CONTINUO_DATADIR);
-    snprintf(cands[nc++], sizeof cands[0], "models/continuo-default.gguf");
-    for (int i = 0; i < nc; i++)
-        if (access(cands[i], R_OK) == 0) {
-            snprintf(out, n, "%s", cands[i]);
-            return 0;
-        }
+    int nc = default_candidates(cands);
     log_error("no model file: tried %s%s%s%s and %s; pass --model FILE or set CONTINUO_MODEL "
               "(make one with train/train.py, or a random one with train/export.py --random)",
-              env && *env ? "$CONTINUO_MODEL=" : "", env && *env ? cands[0] : "",
-              env && *env ? ", " : "", cands[nc - 2], cands[nc - 1]);
+              nc == 3 ? "$CONTINUO_MODEL=" : "", nc == 3 ? cands[0] : "", nc == 3 ? ", " : "",
+              cands[nc - 2], cands[nc - 1]);
     return -1;
 }
 
@@ -281,6 +297,21 @@ int model_check_vocab(const model *m, const vocab *v)
                   "build's layout '%s' (%d ids, bases %d/%d/%d/%d)", m->file.path, a->name, a->size,
                   a->note_on_base, a->note_off_base, a->time_shift_base, a->velocity_base, v->name,
                   v->size, v->note_on_base, v->note_off_base, v->time_shift_base, v->velocity_base);
+        return -1;
+    }
+    return 0;
+}
+
+int model_open(model *m, const char *explicit_path, const vocab **v)
+{
+    char path[1024];
+    if (model_resolve_path(explicit_path, path, sizeof path) != 0 || model_load(m, path) != 0)
+        return -1;
+    *v = vocab_find(m->vocab.name);
+    if (!*v)
+        log_error("%s: vocabulary '%s' is unknown to this build", path, m->vocab.name);
+    if (!*v || model_check_vocab(m, *v) != 0) {
+        model_free(m);
         return -1;
     }
     return 0;

@@ -88,11 +88,18 @@ void model_free(model *m);
  * the first that exists. Writes it to OUT (N bytes) and returns 0; if none
  * exists logs the places tried and returns -1. */
 int model_resolve_path(const char *explicit_path, char *out, size_t n);
+/* The same search without an explicit path, quietly: 0 with OUT set, or -1. */
+int model_find_default(char *out, size_t n);
 
 /* 0 when the model's vocabulary matches the codec layout given by fields;
  * else logs what differs and returns -1. */
 struct vocab;
 int model_check_vocab(const model *m, const struct vocab *v);
+
+/* model_resolve_path (EXPLICIT_PATH may be NULL), model_load, then the codec
+ * vocabulary the model names, checked with model_check_vocab: 0 with *V set,
+ * or -1 (logged, nothing to free). */
+int model_open(model *m, const char *explicit_path, const struct vocab **v);
 
 /* Run state: activations and KV cache, all allocated by model_state_init;
  * prefill and decode allocate nothing. Borrows the model. */

@@ -63,15 +63,9 @@ def write_midi(path):
 
 
 def midi_notes(path):
-    """(pitch, onset, release, velocity) from a MIDI file, via mido."""
-    t, sounding, notes = 0.0, {}, []
-    for msg in mido.MidiFile(path):
-        t += msg.time
-        if msg.type == 'note_on' and msg.velocity > 0:
-            sounding[msg.note] = (t, msg.velocity)
-        elif msg.type in ('note_off', 'note_on') and msg.note in sounding:
-            on, vel = sounding.pop(msg.note)
-            notes.append((msg.note, round(on, 4), round(t, 4), vel))
+    """(pitch, onset, release, velocity) from a MIDI file, via mido, times
+    rounded to 0.1 ms, sorted by onset then pitch."""
+    notes = [(p, round(on, 4), round(off, 4), vel) for p, on, off, vel in midi_notes_raw(path)]
     return sorted(notes, key=lambda n: (n[1], n[0]))
 
 
@@ -137,6 +131,7 @@ def check_corpus_file(path, d):
 
 
 def midi_notes_raw(path):
+    """(pitch, onset, release, velocity) from a MIDI file, via mido, in order of release."""
     t, sounding, notes = 0.0, {}, []
     for msg in mido.MidiFile(path):
         t += msg.time

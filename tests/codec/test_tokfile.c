@@ -109,6 +109,14 @@ int main(void)
     CHECK_INT(orig[40 + 8], 4);                     /* second start offset */
     CHECK_INT(orig[72] | orig[73] << 8, 280);       /* first id */
 
+    /* The same bytes from memory (decode reads a file once and parses it so). */
+    CHECK(tokfile_read_mem(orig, orig_len, "mem", &t) == 0);
+    CHECK_INT(t.n_seqs, 3);
+    CHECK_INT(t.n_tokens, 5);
+    if (t.n_seqs == 3)
+        CHECK(strcmp(t.sources[0], "Bach/one.mid") == 0);
+    tokfile_free(&t);
+
     uint8_t v[8];
     expect_bad("empty", 0, 0, NULL, 0, "byte 0: truncated header");
     expect_bad("short header", 39, 0, NULL, 0, "byte 39: truncated header");
