@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -109,8 +110,15 @@ class Progress:
 # ---------------------------------------------------------------------------
 # Building token files with `continuo encode`.
 
+def _write_atomic(path: str, text: str) -> None:
+    """Writes TEXT to PATH through PATH.tmp, so PATH is never half written."""
+    with open(path + ".tmp", "w") as fh:
+        fh.write(text)
+    os.replace(path + ".tmp", path)
+
+
 def find_continuo(explicit: str = None) -> str:
-    """The continuo binary: EXPLICIT, $CONTINUO, build*/continuo beside train/, or PATH."""
+    """The continuo binary: EXPLICIT, $CONTINUO, build/continuo beside train/, or PATH."""
     cands = [explicit, os.environ.get("CONTINUO")]
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     cands += [os.path.join(here, "build", "continuo")]
@@ -157,10 +165,7 @@ def make_split_file(folder: str, valid_fraction: float, path: str) -> str:
                 return path           # unchanged: keep its date, so the cache holds
     except OSError:
         pass
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    _write_atomic(path, text)
     return path
 
 
@@ -193,9 +198,7 @@ def encode(continuo: str, root: str, split_file: str, split: str, stretch: float
     if r.returncode != 0 or not os.path.exists(out_path):
         raise RuntimeError(f"continuo encode failed (exit {r.returncode}): {' '.join(cmd)}\n"
                            f"{r.stderr.strip()[-2000:]}")
-    with open(meta + ".tmp", "w") as fh:
-        json.dump(key, fh)
-    os.replace(meta + ".tmp", meta)
+    _write_atomic(meta, json.dumps(key))
     return out_path
 
 
@@ -231,18 +234,13 @@ def build_token_files(dcfg: dict, out_dir: str, continuo: str = None, log=print)
     out = {"train": [], "valid": None}
     # The encodes are independent: run up to `encode_jobs` at once.
     n_par = max(1, int(dcfg.get("encode_jobs", 1)))
-    pending = list(jobs)
-    done = 0
-    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(n_par) as ex:
-        futs = []
-        for split, s in pending:
-            path = os.path.join(cache, f"{split}_s{s:.3f}.tok")
-            futs.append((split, s, ex.submit(encode, continuo, root, split_file, split, s, vocab,
-                                             path, bool(dcfg.get("skip_bad", True)))))
-        for split, s, f in futs:
+        futs = [(split, s, ex.submit(encode, continuo, root, split_file, split, s, vocab,
+                                     os.path.join(cache, f"{split}_s{s:.3f}.tok"),
+                                     bool(dcfg.get("skip_bad", True))))
+                for split, s in jobs]
+        for done, (split, s, f) in enumerate(futs, 1):
             path = f.result()
-            done += 1
             bar.update(done, f"{split} x{s:.3f}")
             if split == "valid":
                 out["valid"] = path
@@ -275,6 +273,13 @@ class Corpus:
         self.n_tokens = int(lens.sum())
         self.p = lens / lens.sum()      # a sequence is drawn in proportion to its length
 
+    def _fill(self, c: np.ndarray) -> np.ndarray:
+        """C PAD-filled at the end to context+1 tokens."""
+        L = self.context + 1
+        if len(c) < L:
+            c = np.concatenate([c, np.full(L - len(c), self.lay.pad_id, dtype=c.dtype)])
+        return c
+
     def crop(self, rng: np.random.Generator) -> np.ndarray:
         """One crop of context+1 tokens (PAD-filled at the end if the sequence
         is shorter), transposed by a random -T..+T; redrawn if out of range."""
@@ -286,15 +291,9 @@ class Corpus:
             t = int(rng.integers(-self.transpose_max, self.transpose_max + 1)) \
                 if self.transpose_max else 0
             c = transpose(c, t, self.lay)
-            if c is None:
-                continue
-            if len(c) < L:
-                c = np.concatenate([c, np.full(L - len(c), self.lay.pad_id, dtype=c.dtype)])
-            return c
-        c = s[off:off + L]              # 20 draws out of range: keep the last, untransposed
-        if len(c) < L:
-            c = np.concatenate([c, np.full(L - len(c), self.lay.pad_id, dtype=c.dtype)])
-        return c
+            if c is not None:
+                return self._fill(c)
+        return self._fill(s[off:off + L])   # 20 draws out of range: keep the last, untransposed
 
     def batch(self, step: int, batch_size: int, rank: int = 0, world: int = 1) -> np.ndarray:
         """The global batch of STEP (a pure function of seed and step), rows
@@ -328,9 +327,7 @@ def maestro_split(csv_path: str, out_path: str) -> int:
             clean = lambda s: s.replace("\t", " ").replace("\n", " ")   # noqa: E731
             rows.append("\t".join([names.get(r["split"], r["split"]), clean(r["canonical_composer"]),
                                    clean(r["canonical_title"]), r["midi_filename"]]))
-    with open(out_path + ".tmp", "w") as fh:
-        fh.write("\n".join(rows) + "\n")
-    os.replace(out_path + ".tmp", out_path)
+    _write_atomic(out_path, "\n".join(rows) + "\n")
     return len(rows) - 1
 
 

@@ -40,8 +40,8 @@ import torch.nn.functional as F
 
 def _tile_rel(qb, er, i0, i1, j0, j1):
     """Relative logits of the tile rows i0..i1-1, columns j0..j1-1:
-    (rel (B,H,bq,bk), lo, idx (bq,bk), valid (bq,bk)) or None when the tile
-    spans no distance in 0..M-1."""
+    (rel (B,H,bq,bk), lo, hi, idx (bq,bk), valid (bq,bk)) or None when the
+    tile spans no distance in 0..M-1."""
     M = er.shape[1]
     lo = max(i0 - (j1 - 1), 0)
     hi = min(i1 - 1 - j0, M - 1)
@@ -56,6 +56,16 @@ def _tile_rel(qb, er, i0, i1, j0, j1):
     B, H, bq, _ = qb.shape
     rel = torch.gather(qe, -1, idx.expand(B, H, bq, j1 - j0)) * valid
     return rel, lo, hi, idx, valid
+
+
+def _mask_causal(s, i0, i1, j0, j1):
+    """S (logits of the tile rows i0..i1-1, columns j0..j1-1) with the
+    entries j > i at -inf; S itself when the tile is wholly below the diagonal."""
+    if j1 - 1 <= i0:
+        return s
+    causal = torch.arange(i0, i1, device=s.device).view(-1, 1) < \
+        torch.arange(j0, j1, device=s.device).view(1, -1)
+    return s.masked_fill(causal, float("-inf"))
 
 
 class ChunkedRelativeAttention(torch.autograd.Function):
@@ -80,11 +90,7 @@ class ChunkedRelativeAttention(torch.autograd.Function):
                 r = _tile_rel(qb, er, i0, i1, j0, j1)
                 if r is not None:
                     s = s + r[0]
-                s = s.to(acc_t) * scale
-                if j1 - 1 > i0:                              # the tile crosses the diagonal
-                    causal = torch.arange(i0, i1, device=q.device).view(-1, 1) < \
-                        torch.arange(j0, j1, device=q.device).view(1, -1)
-                    s = s.masked_fill(causal, float("-inf"))
+                s = _mask_causal(s.to(acc_t) * scale, i0, i1, j0, j1)
                 m_new = torch.maximum(m, s.amax(-1, keepdim=True))
                 p = torch.exp(s - m_new)
                 corr = torch.exp(m - m_new)
@@ -121,11 +127,7 @@ class ChunkedRelativeAttention(torch.autograd.Function):
                 r = _tile_rel(qb, er, i0, i1, j0, j1)
                 if r is not None:
                     s = s + r[0]
-                s = s.to(t) * scale
-                if j1 - 1 > i0:
-                    causal = torch.arange(i0, i1, device=q.device).view(-1, 1) < \
-                        torch.arange(j0, j1, device=q.device).view(1, -1)
-                    s = s.masked_fill(causal, float("-inf"))
+                s = _mask_causal(s.to(t) * scale, i0, i1, j0, j1)
                 p = torch.exp(s - lse[:, :, i0:i1, None])
                 dv[:, :, j0:j1] += p.transpose(-2, -1) @ dob
                 dp = dob @ vb.to(t).transpose(-2, -1)
