@@ -9,10 +9,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/progress.h"
 
 int control_default_path(char *buf, size_t len)
 {
@@ -336,13 +336,6 @@ void control_dispatch(control_server *cs, const struct pollfd *fds, int n,
     }
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int control_request(const char *path, const char *line, char *reply, size_t len, int timeout_ms)
 {
     struct sockaddr_un sa;
@@ -379,12 +372,12 @@ int control_request(const char *path, const char *line, char *reply, size_t len,
     }
     free(msg);
     size_t got = 0;
-    int64_t deadline = mono_ms() + timeout_ms;
+    double deadline = now_seconds() + timeout_ms / 1000.0;
     set_nonblock(fd);
     while (got + 1 < len) {
         struct pollfd p = { fd, POLLIN, 0 };
-        int64_t left = deadline - mono_ms();
-        if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
+        int left = (int)((deadline - now_seconds()) * 1000.0 + 0.999);
+        if (left <= 0 || poll(&p, 1, left) <= 0) {
             log_error("no answer from continuo at %s within %d ms", path, timeout_ms);
             close(fd);
             return -1;

@@ -337,6 +337,13 @@ static void cmd_status(service *sv, char *reply, size_t len)
              recorder_count(&sv->rec, RECORD_PLAYER), recorder_count(&sv->rec, RECORD_MODEL), lat, err);
 }
 
+/* The scheduler's limits follow the live settings. */
+static void apply_limits(service *sv)
+{
+    sv->sched.max_note_ns = (int64_t)sv->cfg.max_note_ms * 1000000;
+    sv->sched.max_held = sv->cfg.max_held_notes;
+}
+
 static void control_line(void *user, char *line, char *reply, size_t len)
 {
     service *sv = user;
@@ -373,8 +380,7 @@ static void control_line(void *user, char *line, char *reply, size_t len)
         else {
             snprintf(reply, len, "ok %s = %.*s", o->name, (int)(len - 80),
                      config_format(&sv->cfg, o, buf, sizeof buf));
-            sv->sched.max_note_ns = (int64_t)sv->cfg.max_note_ms * 1000000;
-            sv->sched.max_held = sv->cfg.max_held_notes;
+            apply_limits(sv);
         }
     } else if (strcmp(cmd, "reload") == 0 && !arg1) {
         sv->reload = 1;
@@ -432,15 +438,14 @@ static void do_reload(service *sv)
             log_warn("reload: %s changed; it takes effect after a restart", o->name);
         }
     }
-    sv->sched.max_note_ns = (int64_t)sv->cfg.max_note_ms * 1000000;
-    sv->sched.max_held = sv->cfg.max_held_notes;
+    apply_limits(sv);
 }
 
 /* ---- start and stop ---- */
 
 static int open_outputs(service *sv)
 {
-    char list[CONFIG_STR_MAX], *save = NULL, spec[CONFIG_STR_MAX + 8];
+    char list[CONFIG_STR_MAX], *save = NULL;
     snprintf(list, sizeof list, "%s", sv->cfg.output);
     for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
         while (*s == ' ')
@@ -464,8 +469,7 @@ static int open_outputs(service *sv)
             log_error("too many outputs (at most %d)", MAX_PORTS);
             return -1;
         }
-        snprintf(spec, sizeof spec, "%s", s);
-        midi_port *p = midi_port_open(spec, MIDI_OUT);
+        midi_port *p = midi_port_open(s, MIDI_OUT);
         if (!p)
             return -1;
         sv->outputs[sv->n_outputs++] = p;
@@ -555,7 +559,7 @@ static int run_loop(service *sv)
     while (!sv->quit) {
         int64_t now = now_ns();
         scheduler_run(&sv->sched, now, 0, emit_model, sv);
-        int64_t pd = sv->response_id && responding(sv) ? INT64_MAX : phrase_deadline(&sv->ph, &sv->cfg);
+        int64_t pd = responding(sv) ? INT64_MAX : phrase_deadline(&sv->ph, &sv->cfg);
         if (pd <= now) {
             phrase_end(&sv->ph);
             stop_response(sv, now);

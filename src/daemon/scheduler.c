@@ -31,6 +31,7 @@ int scheduler_init(scheduler *s, size_t capacity, int64_t max_note_ns, int max_h
     if (!s->heap)
         return -1;
     s->capacity = capacity;
+    s->oldest_start = INT64_MAX;
     s->max_note_ns = max_note_ns;
     s->max_held = max_held;
     return 0;
@@ -88,17 +89,18 @@ static void pop_min(scheduler *s)
 int64_t scheduler_next_deadline(const scheduler *s)
 {
     int64_t t = s->n ? s->heap[0].due : INT64_MAX;
-    if (s->notes.count > 0)
-        for (int ch = 0; ch < 16; ch++)
-            for (int p = 0; p < 128; p++)
-                if (s->notes.on[ch][p] && s->notes.start[ch][p] + s->max_note_ns < t)
-                    t = s->notes.start[ch][p] + s->max_note_ns;
+    if (s->notes.count > 0 && s->oldest_start + s->max_note_ns < t)
+        t = s->oldest_start + s->max_note_ns;
     return t;
 }
 
 static void send(scheduler *s, const midi_msg *m, int64_t now, sched_emit_fn emit, void *user)
 {
     note_table_update(&s->notes, m, now);
+    if (s->notes.count == 0)
+        s->oldest_start = INT64_MAX;
+    else if (midi_msg_is_note_on(m) && now < s->oldest_start)
+        s->oldest_start = now;
     s->sent++;
     emit(user, m, now);
 }
@@ -135,13 +137,22 @@ void scheduler_run(scheduler *s, int64_t now, int64_t slack_ns, sched_emit_fn em
             (int32_t)(late_us > INT32_MAX ? INT32_MAX : late_us < INT32_MIN ? INT32_MIN : late_us);
         send(s, &ev.msg, now, emit, user);
     }
-    if (s->notes.count > 0)
-        for (int ch = 0; ch < 16; ch++)
-            for (int p = 0; p < 128; p++)
-                if (s->notes.on[ch][p] && now - s->notes.start[ch][p] >= s->max_note_ns) {
-                    s->swept++;
-                    send_off(s, ch, p, now, emit, user);
-                }
+    /* The sweep: a scan of the table only when the oldest note may be due
+     * (OLDEST_START can be early after offs: then the scan just renews it). */
+    if (s->notes.count == 0 || now - s->oldest_start < s->max_note_ns)
+        return;
+    s->oldest_start = INT64_MAX;
+    for (int ch = 0; ch < 16; ch++)
+        for (int p = 0; p < 128; p++) {
+            if (!s->notes.on[ch][p])
+                continue;
+            if (now - s->notes.start[ch][p] >= s->max_note_ns) {
+                s->swept++;
+                send_off(s, ch, p, now, emit, user);
+            } else if (s->notes.start[ch][p] < s->oldest_start) {
+                s->oldest_start = s->notes.start[ch][p];
+            }
+        }
 }
 
 void scheduler_drop_queued(scheduler *s)

@@ -43,6 +43,8 @@ typedef struct scheduler {
     size_t   n, capacity;
     uint64_t next_seq;
     note_table notes;
+    int64_t  oldest_start;  /* no later than the start of any sounding note:
+                             * the sweep scans the table only once it is due */
     int64_t  max_note_ns;
     int      max_held;
     /* counters (only grow) */

@@ -18,6 +18,23 @@ SRC = os.environ.get("CONTINUO_SRC", os.path.join(os.path.dirname(__file__), "..
 failures = 0
 
 
+def tiny_model():
+    """The path of a small random-weight model made with the engine's own
+    tools (once per build dir); exits 77 (skip) when it cannot be made."""
+    work = os.path.join(os.environ.get("CONTINUO_BUILD", "/tmp"), "tests", "daemon")
+    os.makedirs(work, exist_ok=True)
+    model = os.path.join(work, "e2e-tiny.gguf")
+    if not os.path.exists(model):
+        r = subprocess.run(["/usr/bin/python3", os.path.join(SRC, "train", "export.py"), "--random",
+                            model, "--layers", "2", "--d-model", "64", "--heads", "4",
+                            "--d-ff", "128", "--max-rel", "256", "--context", "512", "--seed", "1"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            print("skipped: cannot make a test model:", r.stderr[-500:])
+            sys.exit(77)
+    return model
+
+
 def check(cond, what):
     global failures
     if not cond:

@@ -3,7 +3,6 @@
 import array
 import math
 import os
-import subprocess
 import shutil
 import sys
 import tempfile
@@ -11,24 +10,13 @@ import time
 import wave
 
 sys.path.insert(0, os.path.dirname(__file__))
-from servetest import SRC, Service, check, done, read_smf, unended_notes  # noqa: E402
+from servetest import Service, check, done, read_smf, tiny_model, unended_notes  # noqa: E402
 
 SOUNDFONT = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
 if not os.path.exists(SOUNDFONT):
     print("skipped: no General MIDI soundfont at " + SOUNDFONT)
     sys.exit(77)
-work = os.path.join(os.environ.get("CONTINUO_BUILD", "/tmp"), "tests", "daemon")
-os.makedirs(work, exist_ok=True)
-model = os.path.join(work, "e2e-tiny.gguf")
-if not os.path.exists(model):
-    # A small random-weight model from the engine's own tools.
-    r = subprocess.run(["/usr/bin/python3", os.path.join(SRC, "train", "export.py"), "--random",
-                        model, "--layers", "2", "--d-model", "64", "--heads", "4", "--d-ff", "128",
-                        "--max-rel", "256", "--context", "512", "--seed", "1"],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        print("skipped: cannot make a test model:", r.stderr[-500:])
-        sys.exit(77)
+model = tiny_model()
 
 out_dir = tempfile.mkdtemp(prefix="continuo-e2e-")
 wav = os.path.join(out_dir, "out.wav")

@@ -19,20 +19,10 @@ qemu_dir = os.path.join(here, "..", "qemu")
 sys.path.insert(0, qemu_dir)
 sys.path.insert(0, here)
 import midifile  # noqa: E402
-from servetest import SRC, check, done, unended_notes  # noqa: E402
+from servetest import check, done, tiny_model, unended_notes  # noqa: E402
 
 continuo = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.environ["CONTINUO"])
-work = os.path.join(os.environ.get("CONTINUO_BUILD", "/tmp"), "tests", "daemon")
-os.makedirs(work, exist_ok=True)
-model = os.path.join(work, "e2e-tiny.gguf")
-if not os.path.exists(model):
-    r = subprocess.run(["/usr/bin/python3", os.path.join(SRC, "train", "export.py"), "--random",
-                        model, "--layers", "2", "--d-model", "64", "--heads", "4", "--d-ff", "128",
-                        "--max-rel", "256", "--context", "512", "--seed", "1"],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        print("skipped: cannot make a test model:", r.stderr[-500:])
-        sys.exit(77)
+model = tiny_model()
 
 # The motif: 6 notes on channel 2, 0.15 s apart.
 motif = []
