@@ -85,21 +85,14 @@ static int flush_pending(model_engine *e)
 
 static int me_open(void **state, const config *cfg)
 {
-    char path[CONFIG_STR_MAX + 64];
     model_engine *e = calloc(1, sizeof *e);
     if (!e) {
         log_error("cannot start the model engine: out of memory");
         return -1;
     }
-    if (model_resolve_path(cfg->model[0] ? cfg->model : NULL, path, sizeof path) != 0 ||
-        model_load(&e->m, path) < 0) {
+    if (model_open(&e->m, cfg->model[0] ? cfg->model : NULL, &e->v) != 0) {
         free(e);
         return -1;
-    }
-    e->v = vocab_by_size(e->m.cfg.vocab_size);
-    if (!e->v || model_check_vocab(&e->m, e->v) < 0) {
-        log_error("cannot use model %s: its vocabulary is not one continuo knows", path);
-        goto fail;
     }
     if (model_state_init(&e->st, &e->m, cfg->model_threads) < 0)
         goto fail;
