@@ -69,7 +69,9 @@ DEFAULTS = {
         "ckpt_every": 200,
         "threads": 0,             # torch CPU threads, 0: torch's default
         "device": "auto",         # "auto", "cpu" or "cuda"
-        "amp": "auto",            # bf16 autocast on GPU, fp32 on CPU; "off" to disable
+        "amp": "auto",            # "auto": bf16 autocast on a GPU, fp32 on a CPU; "bf16": bf16
+                                  # autocast on either (fast on CPUs with AVX512_BF16 or AMX);
+                                  # "off": fp32. The final score is always fp32.
         "compile": False,         # torch.compile the model (torch 2.x, falls back when it fails)
         "attention": "skew",      # "skew" (model.py), "auto" (FlexAttention on a GPU when it
                                   # passes its self-check, else skew) or "chunked"; fast_attention.py
@@ -117,6 +119,9 @@ def load_config(path: str, sets: list = ()) -> dict:
         if parts[-1] not in d:
             raise KeyError(f"--set: unknown key {key}")
         d[parts[-1]] = v
+    if cfg["train"]["amp"] not in ("auto", "bf16", "off"):
+        raise SystemExit(f"{path}: train.amp is {cfg['train']['amp']!r}: "
+                         "expected \"auto\", \"bf16\" or \"off\"")
     return cfg
 
 
@@ -169,7 +174,17 @@ class Dist:
             dist.barrier()
 
     def close(self) -> None:
+        # torch 1.13 + gloo can deadlock at exit: gloo's worker thread drops
+        # the last reference to a finished collective's tensors, which needs
+        # the GIL, while holding the lock that ~ProcessGroupGloo (run by the
+        # main thread, GIL held, when the DDP reducer goes) waits for; seen
+        # about 1 run in 10 (gdb: Reducer::~Reducer -> ~ProcessGroupGloo,
+        # runLoop -> destroy_pyobj_if_needed -> PyEval_AcquireThread).
+        # After the last collective, let that thread finish (sleep releases
+        # the GIL) before anything is torn down.
         if self.world > 1:
+            dist.barrier()
+            time.sleep(0.2)
             dist.destroy_process_group()
 
 
@@ -216,9 +231,10 @@ class Schedule:
 
 @torch.no_grad()
 def evaluate(model, seqs: list, context: int, device, batch: int = 8, pad_id=0,
-             d: Dist = None, amp_dtype=None) -> tuple:
+             d: Dist = None, amp_dtype=None, progress: str = None) -> tuple:
     """(summed NLL in nats, number of predicted events) over SEQS, each scored
-    in eval_windows(len, context); the windows are shared out over ranks."""
+    in eval_windows(len, context); the windows are shared out over ranks.
+    PROGRESS: a label to show progress under (first rank, every 5 %)."""
     was_training = model.training
     model.eval()
     windows = []
@@ -229,7 +245,12 @@ def evaluate(model, seqs: list, context: int, device, batch: int = 8, pad_id=0,
     rank, world = (d.rank, d.world) if d else (0, 1)
     mine = windows[rank::world]
     total, count = 0.0, 0
+    bar = data_mod.Progress(progress, len(mine)) if progress and rank == 0 else None
+    next_report = 0
     for i in range(0, len(mine), batch):
+        if bar and i >= next_report:
+            bar.update(i, f"windows of {context + 1} events")
+            next_report = i + max(len(mine) // 20, 1)
         group = mine[i:i + batch]
         L = max(len(w) for w in group)
         x = np.zeros((len(group), L), dtype=np.int64)
@@ -248,6 +269,9 @@ def evaluate(model, seqs: list, context: int, device, batch: int = 8, pad_id=0,
                               reduction="none").view(tgt.shape)
         total += float(nll[mask].double().sum())
         count += int(mask.sum())
+    if bar:
+        bar.update(len(mine), f"windows of {context + 1} events")
+        bar.end()
     if d:
         total, count = d.all_sum([total, count])
     model.train(was_training)
@@ -345,6 +369,8 @@ def main(argv=None) -> int:
     d = Dist(tcfg["device"])
     if tcfg["threads"] and d.device.type == "cpu":
         torch.set_num_threads(int(tcfg["threads"]))
+    if d.device.type == "cpu":
+        keep_freed_memory()
     os.makedirs(out, exist_ok=True)
     logf = open(os.path.join(out, "log.txt"), "a") if d.main else None
 
@@ -387,12 +413,15 @@ def main(argv=None) -> int:
         log(f"exported {export_path}" if ok else "export failed")
         return 0 if ok else 1
 
-    use_cuda_amp = d.device.type == "cuda" and tcfg["amp"] != "off"
+    use_amp = tcfg["amp"] == "bf16" or (tcfg["amp"] == "auto" and d.device.type == "cuda")
+    if use_amp and d.device.type == "cpu" and not cpu_has_bf16():
+        log("warning: train.amp is bf16 but this CPU has neither AVX512_BF16 nor AMX: "
+            "bf16 is emulated and slower than fp32")
     fast = False
     if tcfg["attention"] != "skew":
         import fast_attention
         used = fast_attention.install(model, tcfg["attention"], log=log,
-                                      dtype=torch.bfloat16 if use_cuda_amp else torch.float32)
+                                      dtype=torch.bfloat16 if use_amp else torch.float32)
         log(f"attention: {used}")
         fast = used != "skew"
 
@@ -430,7 +459,7 @@ def main(argv=None) -> int:
         history, events = ck["history"], int(ck["events"])
         log(f"resumed from {ckpt_path} at step {sched.step}")
 
-    amp_dtype = torch.bfloat16 if use_cuda_amp else None
+    amp_dtype = torch.bfloat16 if use_amp else None
     net = model
     if tcfg["compile"] and hasattr(torch, "compile"):
         net = torch.compile(model)
@@ -547,7 +576,7 @@ def main(argv=None) -> int:
     m2 = weights_as_exported(model, dtype)
     t0 = time.time()
     tot, cnt = evaluate(m2, valid_seqs, mcfg.context, d.device, int(tcfg["eval_batch"]),
-                        lay.pad_id, d, None)
+                        lay.pad_id, d, None, progress="eval final")
     nll_v = tot / max(cnt, 1)
     log(f"eval final step {sched.step} valid_nll {nll_v:.6f} events {cnt} "
         f"(fp32, {dtype} model-file weights, {time.time() - t0:.1f} s)")
@@ -560,6 +589,36 @@ def main(argv=None) -> int:
                        "model": export_path, "params": model.n_params()}, fh, indent=2)
     d.close()
     return 0
+
+
+def keep_freed_memory() -> bool:
+    """Make glibc keep freed blocks instead of returning them to the kernel.
+
+    Attention scores are tens of MB per layer; above glibc's mmap threshold
+    (at most 32 MB when left to itself) every one is a fresh mmap, page-faulted
+    and zeroed by the kernel, then unmapped: on CPU that was half the time of a
+    training step (3x slower at context 512, batch 16). The memory stays with
+    the process, which holds it again on the next step anyway."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL("libc.so.6")
+        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, 1 << 30) and libc.mallopt(M_TRIM_THRESHOLD, 1 << 31))
+    except (OSError, AttributeError):   # not glibc: nothing to tune
+        return False
+
+
+def cpu_has_bf16() -> bool:
+    """Whether this CPU does bf16 arithmetic natively (Linux /proc/cpuinfo flags)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return bool(flags & {"avx512_bf16", "amx_bf16"})
+    except OSError:
+        pass
+    return False
 
 
 def weights_sha1(model) -> str:

@@ -13,15 +13,40 @@
 #include "util/log.h"
 #include "util/progress.h"
 
-#define N_CTX 3
-static const int contexts[N_CTX] = { 256, 1024, 2048 };
+/* Decode is timed at 256, 1024 and 2048 events of context, and at the
+ * model's own context when that is none of them; never beyond it. */
+#define N_CTX 4
+static int contexts[N_CTX];
+static int n_contexts;
+
+static void pick_contexts(int model_context)
+{
+    const int cand[] = { 256, 1024, 2048, model_context };
+    n_contexts = 0;
+    for (int k = 0; k < 4; k++) {
+        int p = cand[k], at = n_contexts;
+        if (p < 2 || p > model_context)
+            continue;
+        for (int i = 0; i < n_contexts; i++)
+            if (contexts[i] >= p) {
+                at = i;
+                break;
+            }
+        if (at < n_contexts && contexts[at] == p)
+            continue;                       /* already there */
+        memmove(contexts + at + 1, contexts + at, (size_t)(n_contexts - at) * sizeof *contexts);
+        contexts[at] = p;
+        n_contexts++;
+    }
+}
 
 static void usage(FILE *fp)
 {
     fprintf(fp,
         "usage: continuo bench [--model FILE] [--threads N] [--events N] [--no-torch]\n"
         "Measures on one model file, in one run: prefill events/s for a 1024-event primer,\n"
-        "decode events/s at contexts 256, 1024 and 2048 (KV cache), peak memory, and the\n"
+        "decode events/s at contexts 256, 1024, 2048 and the model's own (KV cache; none\n"
+        "beyond the model's context), peak memory, and the\n"
         "weight bytes read per second against a measured memory read bandwidth; the same\n"
         "for the PyTorch reference (/usr/bin/python3 train/bench_torch.py) with the same threads.\n"
         "  --model FILE   model file (default: $CONTINUO_MODEL, the installed default model, ...)\n"
@@ -109,7 +134,7 @@ static int bench_engine(const model *m, int threads, int events, bench_result *r
     }
     r->prefill_n = n;
     r->prefill_eps = n / best;
-    for (int k = 0; k < N_CTX; k++) {
+    for (int k = 0; k < n_contexts; k++) {
         int p = contexts[k];
         if (p > c->context)
             continue;
@@ -164,9 +189,11 @@ static int find_script(const char *given, char *out, size_t n)
 
 static int bench_torch(const char *script, const char *model_path, int threads, int events, bench_result *r)
 {
-    char cmd[2 * PATH_MAX + 256];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' --threads %d --events %d", script, model_path,
-             threads, events);
+    char cmd[2 * PATH_MAX + 256], list[64] = "";
+    for (int k = 0, w = 0; k < n_contexts; k++)
+        w += snprintf(list + w, sizeof list - (size_t)w, "%s%d", k ? "," : "", contexts[k]);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' --threads %d --events %d --contexts %s", script,
+             model_path, threads, events, list);
     if (strchr(script, '\'') || strchr(model_path, '\'')) {
         log_error("bench: paths with quotes are not supported");
         return -1;
@@ -184,7 +211,7 @@ static int bench_torch(const char *script, const char *model_path, int threads, 
             r->prefill_n = a;
             r->prefill_eps = v;
         } else if (sscanf(line, "decode_eps %d %lf", &a, &v) == 2) {
-            for (int k = 0; k < N_CTX; k++)
+            for (int k = 0; k < n_contexts; k++)
                 if (contexts[k] == a)
                     r->decode_eps[k] = v;
         } else if (sscanf(line, "rss_mb %lf", &v) == 1) {
@@ -261,6 +288,7 @@ int cmd_bench(int argc, char **argv)
            c->d_ff, c->max_rel, c->context, m.f16 ? "F16" : "F32", m.w.bytes / 1e6, threads,
            kernels_level_name(kernels_level()));
     fflush(stdout);
+    pick_contexts(c->context);
     bench_result ce = { 0 }, te = { 0 };
     if (bench_engine(&m, threads, events, &ce) != 0) {
         model_free(&m);
@@ -284,13 +312,13 @@ int cmd_bench(int argc, char **argv)
     char label[64];
     snprintf(label, sizeof label, "prefill %d events (events/s)", ce.prefill_n);
     row(label, ce.prefill_eps, te.prefill_eps, have_t, "%.0f", 0);
-    for (int k = 0; k < N_CTX; k++) {
+    for (int k = 0; k < n_contexts; k++) {
         if (ce.decode_eps[k] <= 0)
             continue;
         snprintf(label, sizeof label, "decode at context %d (events/s)", contexts[k]);
         row(label, ce.decode_eps[k], te.decode_eps[k], have_t, "%.1f", 0);
     }
-    for (int k = 0; k < N_CTX; k++) {
+    for (int k = 0; k < n_contexts; k++) {
         if (ce.decode_eps[k] <= 0)
             continue;
         snprintf(label, sizeof label, "  ms per event at context %d (PyTorch/C)", contexts[k]);
@@ -298,7 +326,7 @@ int cmd_bench(int argc, char **argv)
     }
     row("peak memory, RSS (MB)", ce.rss_mb, te.rss_mb, have_t, "%.0f", 0);
     row("weight bytes per event (MB)", ce.weight_bytes / 1e6, te.weight_bytes / 1e6, have_t, "%.1f", 0);
-    for (int k = 0; k < N_CTX; k++) {
+    for (int k = 0; k < n_contexts; k++) {
         if (ce.decode_eps[k] <= 0)
             continue;
         snprintf(label, sizeof label, "weight GB/s at context %d", contexts[k]);
@@ -314,7 +342,7 @@ int cmd_bench(int argc, char **argv)
                100.0 * ce.decode_eps[0] / limit);
     }
     int last = -1;
-    for (int k = 0; k < N_CTX; k++)
+    for (int k = 0; k < n_contexts; k++)
         if (ce.decode_eps[k] > 0)
             last = k;
     if (last > 0)

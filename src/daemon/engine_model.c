@@ -128,9 +128,8 @@ static void me_close(void *state)
     free(e);
 }
 
-static int me_listen(void *state, const gen_event *ev)
+static int listen_event(model_engine *e, const gen_event *ev)
 {
-    model_engine *e = state;
     const vocab *v = e->v;
     if (flush_pending(e) < 0)
         return -1;
@@ -154,6 +153,21 @@ static int me_listen(void *state, const gen_event *ev)
     return feed(e, vocab_id(v, EVENT_NOTE_OFF, ev->pitch));
 }
 
+static int me_listen(void *state, const gen_event *ev)
+{
+    model_engine *e = state;
+    if (listen_event(e, ev) < 0)
+        return -1;
+    /* A full window slides by prefilling 3/4 of it again: tens of ms for the
+     * default model, more for big ones.  Inside a continuation's first
+     * events that would delay notes that are due soon, so slide now, while
+     * the player plays, when fewer than context/8 events of room are left
+     * (a continuation's first context/8 events are then slide-free). */
+    if (e->st.m->cfg.context - e->st.n < e->st.m->cfg.context / 8 && model_slide(&e->st) < 0)
+        return -1;
+    return 0;
+}
+
 static int me_begin(void *state, double at, const sampling *s)
 {
     model_engine *e = state;
@@ -165,11 +179,14 @@ static int me_begin(void *state, double at, const sampling *s)
     o.top_k = s->top_k;
     o.min_p = (float)s->min_p;
     o.seed = s->seed;
-    if (e->have_smp)
-        sampler_free(&e->smp);
-    e->have_smp = sampler_init(&e->smp, e->m.cfg.vocab_size, &o) == 0;
-    if (!e->have_smp)
-        return -1;
+    if (e->have_smp) {          /* allocated once, re-seeded per continuation */
+        if (sampler_configure(&e->smp, &o) < 0)
+            return -1;
+    } else {
+        e->have_smp = sampler_init(&e->smp, e->m.cfg.vocab_size, &o) == 0;
+        if (!e->have_smp)
+            return -1;
+    }
     if (e->pos.n_hist == 0) {   /* nothing heard yet: start from a mid velocity */
         int bin = velocity_to_bin(e->v, 64);
         if (feed(e, vocab_id(e->v, EVENT_VELOCITY, bin)) < 0)

@@ -27,7 +27,7 @@ static void drain_fd(int fd)
 static void push_out(generator *g, const gen_out *o)
 {
     if (ring_push(&g->outs, o) < 0)
-        log_warn("generator: output ring full, event dropped");
+        log_warn_limited(&g->drop_warn, "generator: output ring full, event dropped");
     ring_fd(g->wake_loop);
 }
 

@@ -7,6 +7,7 @@
 
 #include "daemon/engine.h"
 #include "daemon/ring.h"
+#include "util/log.h"
 
 /* Commands from the loop to the generator. */
 typedef enum gen_cmd_kind {
@@ -49,6 +50,7 @@ typedef struct generator {
     int       running;
     _Atomic uint64_t heartbeat;  /* bumped by the thread each pass (watchdog) */
     _Atomic int      failed;     /* the engine returned an error */
+    log_limit        drop_warn;  /* the thread's "output ring full" warning */
 } generator;
 
 /* Opens the engine (model loaded here, in the caller's thread, so a bad

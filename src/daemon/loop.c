@@ -69,6 +69,7 @@ typedef struct service {
     int64_t      watchdog_ns, next_watchdog;
     /* counters */
     uint64_t     notes_in, notes_out, responses, interrupted;
+    log_limit    busy_warn;         /* "generator busy" warnings, at most 1/s */
     int          quit, reload;
     int64_t      quit_ns;           /* when the stop signal was read */
 } service;
@@ -179,7 +180,7 @@ static void start_response(service *sv, int64_t now, int reroll)
     c.max_events = sv->cfg.response_events;
     c.max_seconds = sv->cfg.response_seconds;
     if (generator_send(&sv->gen, &c) < 0) {
-        log_warn("generator busy: phrase not answered");
+        log_warn_limited(&sv->busy_warn, "generator busy: phrase not answered");
         return;
     }
     sv->response_id = c.id;
@@ -253,7 +254,7 @@ static void handle_input(service *sv, const midi_msg *m, int64_t now)
         c.kind = GEN_LISTEN;
         c.ev = ev[i];
         if (generator_send(&sv->gen, &c) < 0)
-            log_warn("generator busy: a note of the player was not heard");
+            log_warn_limited(&sv->busy_warn, "generator busy: a note of the player was not heard");
     }
     if (sv->cfg.midi_thru && !(act & PHRASE_CONTROL))
         send_thru(sv, m, now);

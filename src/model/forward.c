@@ -243,6 +243,18 @@ static void decode_part(void *ctx, int i, int nt)
     }
 }
 
+int model_slide(model_state *s)
+{
+    if (s->n <= s->keep)
+        return 0;
+    /* No absolute positions: re-running the last KEEP events gives exactly
+     * the state a fresh run on that window has. */
+    if (model_prefill(s, s->tokens + (s->n - s->keep), s->keep, NULL) != 0)
+        return -1;
+    s->n_slides++;
+    return 0;
+}
+
 const float *model_decode(model_state *s, int token)
 {
     const model *m = s->m;
@@ -250,13 +262,8 @@ const float *model_decode(model_state *s, int token)
     int d = c->d_model;
     if (token < 0 || token >= c->vocab_size)
         token = 0;          /* callers pass sampled ids; never index out of the table */
-    if (s->n >= c->context) {
-        /* Slide: no absolute positions, so re-running the last KEEP events
-         * gives exactly the state a fresh run on that window has. */
-        if (model_prefill(s, s->tokens + (s->n - s->keep), s->keep, NULL) != 0)
-            return NULL;
-        s->n_slides++;
-    }
+    if (s->n >= c->context && model_slide(s) != 0)
+        return NULL;
     int p = s->n;
     s->tokens[p] = token;
     matrix_row(s->x, &m->w.token_embd, token);

@@ -145,5 +145,10 @@ int model_prefill(model_state *s, const int *tokens, int n, float *all_logits);
  * slides first: the last `keep` tokens are prefilled again, so the result
  * equals a fresh run on that window. Allocates nothing. */
 const float *model_decode(model_state *s, int token);
+/* Slides the window now, as model_decode does when the cache is full: the
+ * last `keep` tokens are prefilled again (nothing happens when the cache
+ * holds no more than that).  For callers that have idle time now and want
+ * no slide in the next context - keep decodes.  Returns 0, or -1. */
+int model_slide(model_state *s);
 
 #endif

@@ -18,9 +18,8 @@ void sampler_opts_default(sampler_opts *o)
     o->seed = 1;
 }
 
-int sampler_init(sampler *s, int vocab_size, const sampler_opts *o)
+int sampler_configure(sampler *s, const sampler_opts *o)
 {
-    memset(s, 0, sizeof *s);
     if (!(o->temperature >= 0 && o->temperature <= 100) || o->top_k < 0
         || !(o->top_p > 0 && o->top_p <= 1) || !(o->min_p >= 0 && o->min_p <= 1)) {
         log_error("sampler: bad options (temperature %g in 0..100, top-k %d >= 0, top-p %g in (0, 1], "
@@ -28,12 +27,20 @@ int sampler_init(sampler *s, int vocab_size, const sampler_opts *o)
         return -1;
     }
     s->opts = *o;
-    s->vocab_size = vocab_size;
     /* splitmix64 of the seed: any seed (0 too) gives a non-zero xorshift state */
     uint64_t z = o->seed + 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     s->rng = (z ^ (z >> 31)) | 1;
+    return 0;
+}
+
+int sampler_init(sampler *s, int vocab_size, const sampler_opts *o)
+{
+    memset(s, 0, sizeof *s);
+    if (sampler_configure(s, o) < 0)
+        return -1;
+    s->vocab_size = vocab_size;
     s->probs = malloc(sizeof(float) * (size_t)vocab_size);
     s->order = malloc(sizeof *s->order * (size_t)vocab_size);
     s->forbidden = calloc((size_t)vocab_size, 1);

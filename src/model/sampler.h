@@ -34,6 +34,10 @@ typedef struct sampler {
 
 /* Returns 0, or -1 on a bad option or no memory (logged). */
 int  sampler_init(sampler *s, int vocab_size, const sampler_opts *o);
+/* New options and seed for an initialized sampler, without allocating: it
+ * then draws exactly what sampler_init with O would.  The mask is kept.
+ * Returns 0, or -1 on a bad option (logged; the sampler is unchanged). */
+int  sampler_configure(sampler *s, const sampler_opts *o);
 void sampler_free(sampler *s);
 
 void sampler_allow_all(sampler *s);

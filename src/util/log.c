@@ -2,6 +2,7 @@
 #include "log.h"
 
 #include <stdio.h>
+#include <time.h>
 
 static log_level max_level = LOG_LEVEL_INFO;
 
@@ -26,4 +27,35 @@ void log_msg(log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     log_vmsg(level, fmt, ap);
     va_end(ap);
+}
+
+int log_limit_pass(log_limit *l, double now_s, unsigned *held)
+{
+    if (now_s < l->next_s) {
+        l->held++;
+        return 0;
+    }
+    *held = l->held;
+    l->held = 0;
+    l->next_s = now_s + 1.0;
+    return 1;
+}
+
+void log_warn_limited(log_limit *l, const char *fmt, ...)
+{
+    struct timespec ts;
+    unsigned held;
+    char text[900];
+    va_list ap;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (!log_limit_pass(l, (double)ts.tv_sec + ts.tv_nsec * 1e-9, &held))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (held)
+        log_warn("%s (%u more like it held back since the last one)", text, held);
+    else
+        log_warn("%s", text);
 }

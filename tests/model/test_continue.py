@@ -129,6 +129,21 @@ def main() -> int:
         b = run("eval", "--model", model, tok).stdout.strip().splitlines()[-1]
         print(a, "|", b)
         check(a.startswith("nll ") and a == b, "eval of a MIDI file equals eval of its token file")
+
+        # bench times decode at 256 and at the model's own context (512 here),
+        # nothing beyond it, for the C engine and PyTorch alike.
+        m512 = os.path.join(d, "m512.gguf")
+        subprocess.run(["/usr/bin/python3", os.path.join(SRC, "train", "export.py"), "--random", m512,
+                        "--layers", "1", "--d-model", "32", "--heads", "2", "--d-ff", "64",
+                        "--max-rel", "64", "--context", "512", "--dtype", "f16"],
+                       check=True, stdout=subprocess.DEVNULL)
+        r = run("bench", "--model", m512, "--events", "8", "--threads", "1", timeout=120)
+        print(r.stdout[-1500:], r.stderr[-500:])
+        rows = {ln.split()[3]: ln.split() for ln in r.stdout.splitlines()
+                if ln.strip().startswith("decode at context")}
+        check(r.returncode == 0 and sorted(rows, key=int) == ["256", "512"]
+              and all(float(v[5]) > 0 and float(v[6]) > 0 for v in rows.values()),
+              f"bench decodes at contexts 256 and 512 in C and PyTorch ({sorted(rows)})")
     return 1 if fails else 0
 
 

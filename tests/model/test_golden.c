@@ -102,6 +102,49 @@ static void check_stream(model_state *s, const gguf_file *ref, const char *what)
     free(all);
 }
 
+/* model_slide (what the service does while the player plays) leaves the
+ * state a decode's own slide would: the same logits after the next event,
+ * and then room for context - keep events without another slide. */
+static void check_slide(model_state *s, const gguf_file *ref, const char *what)
+{
+    const model_config *c = &s->m->cfg;
+    const gguf_tensor *tt = ref_tensor(ref, "tokens");
+    const int32_t *tokens = tt->data;
+    int T = (int)tt->n_elems, V = c->vocab_size;
+    if (T < c->context + 1 + (c->context - s->keep))
+        return;
+    int ids[4096];
+    for (int i = 0; i < T; i++)
+        ids[i] = tokens[i];
+    float *want = malloc(sizeof(float) * (size_t)V);
+
+    int slides = s->n_slides;     /* a running count: not reset */
+    model_state_reset(s);
+    CHECK_INT(model_prefill(s, ids, c->context, NULL), 0);
+    const float *lg = model_decode(s, ids[c->context]);     /* slides inside */
+    CHECK_INT(s->n_slides - slides, 1);
+    memcpy(want, lg, sizeof(float) * (size_t)V);
+
+    slides = s->n_slides;
+    model_state_reset(s);
+    CHECK_INT(model_prefill(s, ids, s->keep, NULL), 0);
+    CHECK_INT(model_slide(s), 0);                           /* n <= keep: nothing to do */
+    CHECK_INT(s->n, s->keep);
+    CHECK_INT(s->n_slides - slides, 0);
+    CHECK_INT(model_prefill(s, ids, c->context, NULL), 0);
+    CHECK_INT(model_slide(s), 0);
+    CHECK_INT(s->n, s->keep);
+    CHECK_INT(s->n_slides - slides, 1);
+    lg = model_decode(s, ids[c->context]);
+    CHECK(lg && rel_err(lg, want, V) <= 1e-6);
+    for (int k = c->context + 1; k < c->context + (c->context - s->keep); k++)
+        model_decode(s, ids[k]);
+    CHECK_INT(s->n, c->context);                            /* full again, */
+    CHECK_INT(s->n_slides - slides, 1);                     /* without sliding */
+    fprintf(stderr, "%s: model_slide: same logits as a decode's own slide\n", what);
+    free(want);
+}
+
 static void check_greedy(model_state *s, const gguf_file *ref, const char *what)
 {
     int V = s->m->cfg.vocab_size;
@@ -193,6 +236,7 @@ int main(int argc, char **argv)
                 model_state s;
                 CHECK_INT(model_state_init(&s, &m, threads), 0);
                 check_stream(&s, &ref, what);
+                check_slide(&s, &ref, what);
                 check_greedy(&s, &ref, what);
                 if (threads == 2)
                     check_seeds(&s, &ref);

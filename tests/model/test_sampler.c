@@ -77,6 +77,22 @@ static void test_seed(void)
     }
     CHECK(memcmp(a, b, sizeof a) == 0);
     CHECK(memcmp(a, c, sizeof a) != 0);
+
+    /* Re-configured (how the service starts each continuation): the same
+     * draws as a fresh sampler with those options, and a bad option leaves
+     * the sampler as it was. */
+    sampler_opts o = s3.opts;
+    o.seed = 123;
+    o.top_p = 2.0f;
+    float *probs = s3.probs;
+    CHECK_INT(sampler_configure(&s3, &o), -1);
+    CHECK_INT(s3.opts.seed, 124);
+    o.top_p = 0.95f;
+    CHECK_INT(sampler_configure(&s3, &o), 0);
+    CHECK(s3.probs == probs);            /* nothing re-allocated */
+    for (int i = 0; i < 100; i++)
+        c[i] = sampler_sample(&s3, lg);
+    CHECK(memcmp(a, c, sizeof a) == 0);
     sampler_free(&s1);
     sampler_free(&s2);
     sampler_free(&s3);
