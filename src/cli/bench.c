@@ -13,31 +13,21 @@
 #include "util/log.h"
 #include "util/progress.h"
 
-/* Decode is timed at 256, 1024 and 2048 events of context, and at the
- * model's own context when that is none of them; never beyond it. */
+/* Decode is timed at 256, 1024 and 2048 events of context when the model
+ * reaches them, and at the model's own context (the largest) when that is
+ * none of them. */
 #define N_CTX 4
 static int contexts[N_CTX];
 static int n_contexts;
 
 static void pick_contexts(int model_context)
 {
-    const int cand[] = { 256, 1024, 2048, model_context };
+    static const int fixed[] = { 256, 1024, 2048 };
     n_contexts = 0;
-    for (int k = 0; k < 4; k++) {
-        int p = cand[k], at = n_contexts;
-        if (p < 2 || p > model_context)
-            continue;
-        for (int i = 0; i < n_contexts; i++)
-            if (contexts[i] >= p) {
-                at = i;
-                break;
-            }
-        if (at < n_contexts && contexts[at] == p)
-            continue;                       /* already there */
-        memmove(contexts + at + 1, contexts + at, (size_t)(n_contexts - at) * sizeof *contexts);
-        contexts[at] = p;
-        n_contexts++;
-    }
+    for (int k = 0; k < 3 && fixed[k] <= model_context; k++)
+        contexts[n_contexts++] = fixed[k];
+    if (model_context >= 2 && (n_contexts == 0 || contexts[n_contexts - 1] != model_context))
+        contexts[n_contexts++] = model_context;
 }
 
 static void usage(FILE *fp)
