@@ -8,16 +8,13 @@ Uses the harness in tests/qemu (run-guest.sh); exit 77 (skip) when qemu or
 the kernel cannot be had.
 """
 import os
-import re
-import subprocess
 import sys
-import tempfile
-import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 qemu_dir = os.path.join(here, "..", "qemu")
 sys.path.insert(0, qemu_dir)
 sys.path.insert(0, here)
+import guest  # noqa: E402
 import midifile  # noqa: E402
 from servetest import check, done, tiny_model, unended_notes  # noqa: E402
 
@@ -31,7 +28,7 @@ for i, key in enumerate([60, 62, 64, 67, 65, 64]):
     motif.append((0.1 + 0.15 * i + 0.12, [0x81, key, 0]))
 motif.sort(key=lambda e: e[0])
 
-guest = r"""
+guest_script = r"""
 rc=0
 mkdir -m 700 /tmp/run
 export XDG_RUNTIME_DIR=/tmp/run
@@ -67,34 +64,18 @@ done
 exit $rc
 """
 
-with tempfile.TemporaryDirectory() as tmp:
-    midifile.write(os.path.join(tmp, "motif.mid"), motif)
-    with open(os.path.join(tmp, "guest.sh"), "w") as f:
-        f.write(guest)
-    start = time.monotonic()
-    p = subprocess.run([os.path.join(qemu_dir, "run-guest.sh"), "-m", "1024", "-b", continuo,
-                        "-f", os.path.join(tmp, "motif.mid") + ":/motif.mid",
-                        "-f", model + ":/model.gguf",
-                        os.path.join(tmp, "guest.sh")],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    elapsed = time.monotonic() - start
-print(p.stdout[-6000:])
-print("qemu run took %.1f s, exit status %d" % (elapsed, p.returncode))
-if p.returncode == 77:
-    sys.exit(77)
-check(p.returncode == 0, "guest script exit status %d" % p.returncode)
+with open(model, "rb") as fh:
+    out, status = guest.run(continuo, guest_script,
+                            {"/motif.mid": midifile.encode(motif), "/model.gguf": fh.read()},
+                            memory_mb=1024, show=6000)
+check(status == 0, "guest script exit status %d" % status)
 
 
 def recording(name):
-    m = re.search(r"^BEGIN %s\n(.*?)^END %s$" % (name, name), p.stdout, re.S | re.M)
-    if not m:
-        check(False, "%s missing" % name)
-        return []
-    data = bytes(int(x, 16) for x in m.group(1).split())
     try:
-        return midifile.read(data)
-    except (ValueError, IndexError) as e:
-        check(False, "%s unreadable: %s" % (name, e))
+        return guest.recording(out, name)
+    except ValueError as e:
+        check(False, str(e))
         return []
 
 

@@ -11,8 +11,8 @@ def _varlen(n):
     return bytes(reversed(out))
 
 
-def write(path, events, division=480, usec_per_quarter=500000):
-    """Writes a format 0 file; EVENTS are (seconds, bytes) sorted by time."""
+def encode(events, division=480, usec_per_quarter=500000) -> bytes:
+    """A format 0 file; EVENTS are (seconds, bytes) sorted by time."""
     track = bytearray(b"\x00\xff\x51\x03" + struct.pack(">I", usec_per_quarter)[1:])
     ticks_per_s = division * 1e6 / usec_per_quarter
     last = 0
@@ -21,9 +21,8 @@ def write(path, events, division=480, usec_per_quarter=500000):
         track += _varlen(tick - last) + bytes(msg)
         last = tick
     track += b"\x00\xff\x2f\x00"
-    with open(path, "wb") as f:
-        f.write(b"MThd" + struct.pack(">IHHH", 6, 0, 1, division))
-        f.write(b"MTrk" + struct.pack(">I", len(track)) + track)
+    return (b"MThd" + struct.pack(">IHHH", 6, 0, 1, division)
+            + b"MTrk" + struct.pack(">I", len(track)) + track)
 
 
 def read(data):
