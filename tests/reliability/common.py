@@ -1,5 +1,6 @@
 """common.py: helpers shared by the reliability tests: the binary, a tiny random model, skipping."""
 import os
+import signal
 import subprocess
 import sys
 
@@ -26,3 +27,15 @@ def tiny_model(folder, name="tiny.gguf", extra=()):
             sys.exit(SKIP)
         sys.exit(f"train/export.py failed:\n{r.stderr}")
     return path
+
+
+def stop(proc, timeout):
+    """SIGTERM to PROC if it still runs, then its exit status; killed when it
+    has not exited after TIMEOUT seconds."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()

@@ -5,14 +5,13 @@ Reads the service's open file descriptors (/proc/PID/fd) and the kernel's socket
 or raw socket of any family may belong to it, and every listening Unix socket it holds must be bound to the control
 socket path in its private runtime directory. Skips (77) without /proc/net."""
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import CONTINUO, SKIP, need_binary  # noqa: E402
+from common import CONTINUO, SKIP, need_binary, stop  # noqa: E402
 
 INET_TABLES = ["tcp", "tcp6", "udp", "udp6", "udplite", "udplite6", "raw", "raw6"]
 SO_ACCEPTCON = 0x10000
@@ -90,12 +89,7 @@ def main():
             if sorted(listen.values()) != [sock]:
                 failures.append(f"listening sockets are {sorted(listen.values())}, want only {sock}")
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                rc = proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                rc = proc.wait()
+            rc = stop(proc, 10)
             log.close()
         if rc != 0:
             failures.append(f"exit status {rc} after SIGTERM")

@@ -8,14 +8,13 @@ uninitialised memory or a definite/indirect leak fails it."""
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import CONTINUO, MOTIF, SKIP, need_binary, tiny_model  # noqa: E402
+from common import CONTINUO, MOTIF, SKIP, need_binary, stop, tiny_model  # noqa: E402
 
 VALGRIND = ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect",
             "--show-leak-kinds=definite,indirect"]
@@ -75,13 +74,7 @@ def serve_under_valgrind(model, tmp):
     finally:
         if writer is not None:
             os.close(writer)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-        try:
-            rc = proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
+        rc = stop(proc, 60)
     text = open(log_path).read()
     m = re.search(r"ERROR SUMMARY: (\d+) errors", text)
     leaks = re.search(r"definitely lost: ([\d,]+) bytes", text)
