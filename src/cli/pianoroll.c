@@ -50,6 +50,20 @@ static void roll_layout_init(roll_layout *L, const note_list *lists[2], double t
     L->step = len > 120 ? 20 : len > 60 ? 10 : len > 20 ? 5 : len > 8 ? 2 : 1;
 }
 
+/* The rectangle of note N in pixels (at least 1 x 1, cut at the left edge);
+ * 0 when it ends before the picture starts. */
+static int note_box(const roll_layout *L, const note *n, double *x, double *y, double *w, double *h)
+{
+    if (n->release < L->t0)
+        return 0;
+    double on = n->onset > L->t0 ? n->onset : L->t0;
+    *x = L->ml + (on - L->t0) * L->sx;
+    *y = L->mt + (L->hi - n->pitch) * L->sy;
+    *w = (n->release - on) * L->sx > 1 ? (n->release - on) * L->sx : 1;
+    *h = L->sy > 1 ? L->sy : 1;
+    return 1;
+}
+
 /* ------------------------------------------------------------------ SVG */
 
 static int write_svg(FILE *fp, const roll_layout *L, const note_list *lists[2])
@@ -74,12 +88,11 @@ static int write_svg(FILE *fp, const roll_layout *L, const note_list *lists[2])
     for (int k = 0; k < 2; k++)
         for (size_t i = 0; i < lists[k]->n; i++) {
             const note *n = &lists[k]->notes[i];
-            if (n->release < L->t0)
+            double x, y, w, h;
+            if (!note_box(L, n, &x, &y, &w, &h))
                 continue;
-            double on = n->onset > L->t0 ? n->onset : L->t0, w = (n->release - on) * L->sx;
             fprintf(fp, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#%02x%02x%02x\" "
-                        "fill-opacity=\"%.2f\"/>\n", L->ml + (on - L->t0) * L->sx, L->mt + (L->hi - n->pitch) * L->sy,
-                    w > 1 ? w : 1, L->sy > 1 ? L->sy : 1, roll_colour[k][0], roll_colour[k][1],
+                        "fill-opacity=\"%.2f\"/>\n", x, y, w, h, roll_colour[k][0], roll_colour[k][1],
                     roll_colour[k][2], 0.35 + 0.65 * n->velocity / 127.0);
         }
     double xs = L->ml + (L->t_split - L->t0) * L->sx;
@@ -238,12 +251,9 @@ static int draw_png(FILE *fp, const roll_layout *L, const note_list *lists[2])
     for (int k = 0; k < 2; k++)
         for (size_t i = 0; i < lists[k]->n; i++) {
             const note *n = &lists[k]->notes[i];
-            if (n->release < L->t0)
-                continue;
-            double on = n->onset > L->t0 ? n->onset : L->t0, w = (n->release - on) * L->sx;
-            double x = L->ml + (on - L->t0) * L->sx, y = L->mt + (L->hi - n->pitch) * L->sy;
-            fill_rect(&c, x, y, x + (w > 1 ? w : 1), y + (L->sy > 1 ? L->sy : 1), roll_colour[k],
-                      0.35 + 0.65 * n->velocity / 127.0);
+            double x, y, w, h;
+            if (note_box(L, n, &x, &y, &w, &h))
+                fill_rect(&c, x, y, x + w, y + h, roll_colour[k], 0.35 + 0.65 * n->velocity / 127.0);
         }
     double xs = L->ml + (L->t_split - L->t0) * L->sx;
     for (double y = L->mt; y < bottom; y += 7)                  /* dashed: the primer's end */
