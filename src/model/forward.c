@@ -1,4 +1,4 @@
-/* forward.c: the forward pass: prefill of a whole window (sgemm, skewed relative logits) and one-event decode with the KV cache. */
+/* forward.c: the forward pass: prefill of a whole window (sgemm, skewed relative logits, causal half) and one-event decode with the KV cache (sliding window or rolling ring). */
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
@@ -6,21 +6,12 @@
 #include "model/model.h"
 #include "util/log.h"
 
-/* M as f32 for sgemm: the mapped data itself, or converted into s->wtmp. */
-static const float *as_f32(model_state *s, const matrix *m)
+/* C (n, rows of W) = A (n, cols of W) . W^T + beta C, all row-major; W is
+ * one of s->pw's matrices (F32). */
+static void gemm_wt(int n, const float *A, const matrix *w, float beta, float *C)
 {
-    if (m->type == GGML_TYPE_F32)
-        return m->data;
-    matrix_to_f32(s->wtmp, m);
-    return s->wtmp;
-}
-
-/* C (n, rows of W) = A (n, cols of W) . W^T + beta C, all row-major. */
-static void gemm_wt(model_state *s, int n, const float *A, const matrix *w, float beta, float *C)
-{
-    const float *W = as_f32(s, w);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, w->rows, w->cols, 1.0f, A, w->cols,
-                W, w->cols, beta, C, w->rows);
+                w->data, w->cols, beta, C, w->rows);
 }
 
 /* ------------------------------------------------------------------ prefill */
@@ -88,6 +79,11 @@ static void run_rows(model_state *s, const layer_weights *L, enum prefill_step s
     pool_run(s->pool, prefill_rows, &j);
 }
 
+/* Rows of queries per block of the prefill's attention: a block attends only
+ * to the keys up to its last row, so the score matrix is computed (and
+ * multiplied by V) about half: n^2/2 + n*PREFILL_BLOCK/2 entries, not n^2. */
+#define PREFILL_BLOCK 64
+
 /* Relative self-attention of all N rows, head by head, into s->ATT. */
 static void prefill_attention(model_state *s, int l, const layer_weights *L, int n)
 {
@@ -96,18 +92,27 @@ static void prefill_attention(model_state *s, int l, const layer_weights *L, int
     int m = n < M ? n : M;
     const float *kc = s->k_cache + (size_t)l * c->context * d;
     const float *vc = s->v_cache + (size_t)l * c->context * d;
-    const float *E = as_f32(s, &L->er);        /* (n_heads, max_rel, dh) */
+    const float *E = L->er.data;               /* (n_heads, max_rel, dh), F32 */
     prefill_job j = { s, L, P_REL_SOFTMAX, n, m, 1.0f / sqrtf((float)dh) };
     for (int h = 0; h < c->n_heads; h++) {
         const float *qh = s->Q + h * dh;
-        /* S = Q_h K_h^T (n x n) and R = Q_h E_h^T (n x m): R[i][dist] */
         const float *kh = kc + (size_t)h * c->context * dh, *vh = vc + (size_t)h * c->context * dh;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, dh, 1.0f, qh, d, kh, dh, 0.0f, s->S, n);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, m, dh, 1.0f, qh, d,
-                    E + (size_t)h * M * dh, dh, 0.0f, s->R, m);
+        /* rows [r0, r1): S = Q_h K_h^T over keys 0..r1-1, R = Q_h E_h^T over
+         * distances 0..min(r1, m)-1 (R[i][dist]); what lies right of that is
+         * never read: rel_softmax_rows masks j > i */
+        for (int r0 = 0; r0 < n; r0 += PREFILL_BLOCK) {
+            int r1 = r0 + PREFILL_BLOCK < n ? r0 + PREFILL_BLOCK : n, mr = r1 < m ? r1 : m;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, dh, 1.0f,
+                        qh + (size_t)r0 * d, d, kh, dh, 0.0f, s->S + (size_t)r0 * n, n);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, mr, dh, 1.0f,
+                        qh + (size_t)r0 * d, d, E + (size_t)h * M * dh, dh, 0.0f, s->R + (size_t)r0 * m, m);
+        }
         pool_run(s->pool, prefill_rows, &j);   /* skew R into S, scale, mask, softmax */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, dh, n, 1.0f, s->S, n, vh, dh,
-                    0.0f, s->ATT + h * dh, d);
+        for (int r0 = 0; r0 < n; r0 += PREFILL_BLOCK) {
+            int r1 = r0 + PREFILL_BLOCK < n ? r0 + PREFILL_BLOCK : n;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, dh, r1, 1.0f,
+                        s->S + (size_t)r0 * n, n, vh, dh, 0.0f, s->ATT + (size_t)r0 * d + h * dh, d);
+        }
     }
 }
 
@@ -141,32 +146,33 @@ int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
     for (int i = 0; i < n; i++)
         matrix_row(s->X + (size_t)i * d, &m->w.token_embd, s->tokens[i]);
     for (int l = 0; l < c->n_layers; l++) {
-        const layer_weights *L = &m->w.layers[l];
+        const layer_weights *L = &s->pw.layers[l];
         float *kc = s->k_cache + (size_t)l * c->context * d;
         float *vc = s->v_cache + (size_t)l * c->context * d;
         run_rows(s, L, P_LN1, n);
-        gemm_wt(s, n, s->XB, &L->wq, 0.0f, s->Q);
-        gemm_wt(s, n, s->XB, &L->wk, 0.0f, s->ATT);         /* ATT: scratch until attention */
+        gemm_wt(n, s->XB, &L->wq, 0.0f, s->Q);
+        gemm_wt(n, s->XB, &L->wk, 0.0f, s->ATT);            /* ATT: scratch until attention */
         scatter_heads(kc, s->ATT, n, c);
-        gemm_wt(s, n, s->XB, &L->wv, 0.0f, s->ATT);
+        gemm_wt(n, s->XB, &L->wv, 0.0f, s->ATT);
         scatter_heads(vc, s->ATT, n, c);
         prefill_attention(s, l, L, n);
-        gemm_wt(s, n, s->ATT, &L->wo, 1.0f, s->X);          /* X += ATT Wo^T */
+        gemm_wt(n, s->ATT, &L->wo, 1.0f, s->X);             /* X += ATT Wo^T */
         run_rows(s, L, P_LN2, n);
-        gemm_wt(s, n, s->XB, &L->w_up, 0.0f, s->H);
+        gemm_wt(n, s->XB, &L->w_up, 0.0f, s->H);
         run_rows(s, L, P_UP_GELU, n);
-        gemm_wt(s, n, s->H, &L->w_down, 1.0f, s->X);        /* X += H W2^T */
+        gemm_wt(n, s->H, &L->w_down, 1.0f, s->X);           /* X += H W2^T */
         run_rows(s, L, P_DOWN_BIAS, n);
     }
     if (all_logits) {
         run_rows(s, NULL, P_LN_FINAL, n);
-        gemm_wt(s, n, s->XB, &m->w.token_embd, 0.0f, all_logits);
+        gemm_wt(n, s->XB, &s->pw.token_embd, 0.0f, all_logits);
         memcpy(s->logits, all_logits + (size_t)(n - 1) * c->vocab_size, sizeof(float) * (size_t)c->vocab_size);
     } else {
         layernorm(s->xb, s->X + (size_t)(n - 1) * d, m->w.out_norm_w, m->w.out_norm_b, d, c->ln_eps);
         matvec(s->logits, &m->w.token_embd, s->xb, 0, c->vocab_size);
     }
     s->n = n;
+    s->pos = n;
     return 0;
 }
 
@@ -180,7 +186,8 @@ typedef struct decode_job {
     const layer_weights *L;
     enum decode_step step;
     int l;              /* layer */
-    int p;              /* position of the new event */
+    int p;              /* slot of the new event in the cache */
+    int n_keys;         /* events in the cache, the new one included */
 } decode_job;
 
 static void decode_part(void *ctx, int i, int nt)
@@ -212,7 +219,7 @@ static void decode_part(void *ctx, int i, int nt)
         for (int h = lo; h < hi; h++) {
             matrix er = { (const char *)L->er.data + (size_t)h * M * dh * esize, L->er.type, M, dh };
             attend_query(s->att + h * dh, s->q + h * dh, kc + (size_t)h * c->context * dh,
-                         vc + (size_t)h * c->context * dh, dh, j->p + 1, &er, dh,
+                         vc + (size_t)h * c->context * dh, dh, j->n_keys, j->p, &er, dh,
                          scale, s->scores + (size_t)h * c->context, s->rel + (size_t)h * M);
         }
         break;
@@ -245,7 +252,7 @@ static void decode_part(void *ctx, int i, int nt)
 
 int model_slide(model_state *s)
 {
-    if (s->n <= s->keep)
+    if (s->memory == MODEL_MEMORY_STREAM || s->n <= s->keep)
         return 0;
     /* No absolute positions: re-running the last KEEP events gives exactly
      * the state a fresh run on that window has. */
@@ -262,12 +269,18 @@ const float *model_decode(model_state *s, int token)
     int d = c->d_model;
     if (token < 0 || token >= c->vocab_size)
         token = 0;          /* callers pass sampled ids; never index out of the table */
-    if (s->n >= c->context && model_slide(s) != 0)
-        return NULL;
-    int p = s->n;
+    int p;
+    if (s->memory == MODEL_MEMORY_STREAM) {
+        p = (int)(s->pos % c->context);     /* full: the oldest event's slot */
+    } else {
+        if (s->n >= c->context && model_slide(s) != 0)
+            return NULL;
+        p = s->n;
+    }
+    int n_keys = s->n < c->context ? s->n + 1 : c->context;
     s->tokens[p] = token;
     matrix_row(s->x, &m->w.token_embd, token);
-    decode_job j = { s, NULL, D_QKV, 0, p };
+    decode_job j = { s, NULL, D_QKV, 0, p, n_keys };
     for (int l = 0; l < c->n_layers; l++) {
         const layer_weights *L = &m->w.layers[l];
         j.L = L;
@@ -288,6 +301,7 @@ const float *model_decode(model_state *s, int token)
     layernorm(s->xb, s->x, m->w.out_norm_w, m->w.out_norm_b, d, c->ln_eps);
     j.step = D_LOGITS;
     pool_run(s->pool, decode_part, &j);
-    s->n = p + 1;
+    s->n = n_keys;
+    s->pos++;
     return s->logits;
 }

@@ -480,30 +480,34 @@ void softmax(float *x, int n)
 /* ------------------------------------------------------------------ attention */
 
 void attend_query(float *out, const float *q, const float *k, const float *v, int ld,
-                  int n_keys, const matrix *er, int dh, float scale, float *scores, float *rel)
+                  int n_keys, int newest, const matrix *er, int dh, float scale, float *scores,
+                  float *rel)
 {
-    int t = n_keys - 1;
     int m = n_keys < er->rows ? n_keys : er->rows;
     matvec(rel, er, q, 0, m);                       /* rel[d] = q . E[d] */
     rows_f32(scores, k, (size_t)ld, q, dh, n_keys); /* scores[j] = q . k_j */
-    for (int d = 0; d < m; d++)
-        scores[t - d] += rel[d];
-    for (int j = 0; j <= t; j++)
+    /* distance d sits in row newest - d, wrapping past row 0 to the end */
+    int wrap = m < newest + 1 ? m : newest + 1;
+    for (int d = 0; d < wrap; d++)
+        scores[newest - d] += rel[d];
+    for (int d = wrap; d < m; d++)
+        scores[n_keys + newest - d] += rel[d];
+    for (int j = 0; j < n_keys; j++)
         scores[j] *= scale;
     softmax(scores, n_keys);
     weighted_rows(out, v, (size_t)ld, scores, n_keys, dh);
 }
 
 void attend_query_naive(float *out, const float *q, const float *k, const float *v, int ld,
-                        int n_keys, const matrix *er, int dh, float scale, float *scores)
+                        int n_keys, int newest, const matrix *er, int dh, float scale, float *scores)
 {
-    int t = n_keys - 1;
-    for (int j = 0; j <= t; j++) {
+    for (int j = 0; j < n_keys; j++) {
+        int dist = ((newest - j) % n_keys + n_keys) % n_keys;
         double s = 0;
         for (int c = 0; c < dh; c++) {
             double e = 0;
-            if (t - j < er->rows) {
-                size_t idx = (size_t)(t - j) * (size_t)dh + (size_t)c;
+            if (dist < er->rows) {
+                size_t idx = (size_t)dist * (size_t)dh + (size_t)c;
                 e = er->type == GGML_TYPE_F16 ? f16_to_f32(((const uint16_t *)er->data)[idx])
                                               : ((const float *)er->data)[idx];
             }
@@ -512,13 +516,13 @@ void attend_query_naive(float *out, const float *q, const float *k, const float 
         scores[j] = (float)(s * scale);
     }
     double mx = scores[0], sum = 0;
-    for (int j = 1; j <= t; j++)
+    for (int j = 1; j < n_keys; j++)
         mx = scores[j] > mx ? scores[j] : mx;
-    for (int j = 0; j <= t; j++)
+    for (int j = 0; j < n_keys; j++)
         sum += exp(scores[j] - mx);
     for (int c = 0; c < dh; c++) {
         double o = 0;
-        for (int j = 0; j <= t; j++)
+        for (int j = 0; j < n_keys; j++)
             o += exp(scores[j] - mx) / sum * v[(size_t)j * (size_t)ld + (size_t)c];
         out[c] = (float)o;
     }

@@ -49,15 +49,18 @@ void gelu(float *x, int n);
 /* Softmax in place over X (n). */
 void softmax(float *x, int n);
 
-/* Relative attention of one query (one head) over N_KEYS cached keys; the
- * query is at position n_keys-1. Key/value rows are LD floats apart.
- * score_j = (q.k_j + [t-j < max_rel] q.E[t-j]) * scale; out = softmax . V.
+/* Relative attention of one query (one head) over N_KEYS cached keys held
+ * as a ring: row NEWEST is the query's own event (distance 0) and row j is
+ * (NEWEST - j) mod N_KEYS events older; a cache that has not wrapped passes
+ * NEWEST = n_keys-1 (rows oldest first). Key/value rows are LD floats apart.
+ * score_j = (q.k_j + [dist_j < max_rel] q.E[dist_j]) * scale; out = softmax . V.
  * ER: this head's (max_rel, dh) table. SCORES (n_keys) and REL
  * (min(n_keys, max_rel)) are scratch. Allocates nothing. */
 void attend_query(float *out, const float *q, const float *k, const float *v, int ld,
-                  int n_keys, const matrix *er, int dh, float scale, float *scores, float *rel);
+                  int n_keys, int newest, const matrix *er, int dh, float scale, float *scores,
+                  float *rel);
 void attend_query_naive(float *out, const float *q, const float *k, const float *v, int ld,
-                        int n_keys, const matrix *er, int dh, float scale, float *scores);
+                        int n_keys, int newest, const matrix *er, int dh, float scale, float *scores);
 
 /* Prefill, one head, rows [i0, i1) of an L x L score matrix S that holds
  * q_i.k_j: adds the relative term by skewing R, where R is L x m with

@@ -332,19 +332,74 @@ static float *alloc_floats(size_t n, int *fail)
     return p;
 }
 
+/* Number of floats M needs as F32 when it is stored as F16, else 0. */
+static size_t f16_floats(const matrix *m)
+{
+    return m->type == GGML_TYPE_F16 ? (size_t)m->rows * (size_t)m->cols : 0;
+}
+
+/* OUT = M as an F32 matrix: M itself when it is F32, else converted into *SLAB
+ * (which advances). */
+static void to_f32_matrix(matrix *out, const matrix *m, float **slab)
+{
+    *out = *m;
+    if (m->type != GGML_TYPE_F16)
+        return;
+    matrix_to_f32(*slab, m);
+    out->data = *slab;
+    out->type = GGML_TYPE_F32;
+    *slab += f16_floats(m);
+}
+
+/* s->pw: the weights for prefill's sgemm, all F32; F16 ones converted once
+ * (a prefill used to convert every matrix again each time). */
+static int prefill_weights_init(model_state *s, int *fail)
+{
+    const model *m = s->m;
+    const model_weights *w = &m->w;
+    s->pw = *w;
+    s->pw.layers = calloc((size_t)m->cfg.n_layers, sizeof *s->pw.layers);
+    if (!s->pw.layers) {
+        *fail = 1;
+        return -1;
+    }
+    size_t n = f16_floats(&w->token_embd);
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        const layer_weights *L = &w->layers[l];
+        n += f16_floats(&L->wq) + f16_floats(&L->wk) + f16_floats(&L->wv) + f16_floats(&L->wo)
+             + f16_floats(&L->er) + f16_floats(&L->w_up) + f16_floats(&L->w_down);
+    }
+    if (n > 0) {
+        s->w32 = alloc_floats(n, fail);
+        if (!s->w32)
+            return -1;
+    }
+    float *slab = s->w32;
+    to_f32_matrix(&s->pw.token_embd, &w->token_embd, &slab);
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        const layer_weights *L = &w->layers[l];
+        layer_weights *P = &s->pw.layers[l];
+        *P = *L;
+        to_f32_matrix(&P->wq, &L->wq, &slab);
+        to_f32_matrix(&P->wk, &L->wk, &slab);
+        to_f32_matrix(&P->wv, &L->wv, &slab);
+        to_f32_matrix(&P->wo, &L->wo, &slab);
+        to_f32_matrix(&P->er, &L->er, &slab);
+        to_f32_matrix(&P->w_up, &L->w_up, &slab);
+        to_f32_matrix(&P->w_down, &L->w_down, &slab);
+    }
+    return 0;
+}
+
 int model_state_init(model_state *s, const model *m, int n_threads)
 {
     memset(s, 0, sizeof *s);
     const model_config *c = &m->cfg;
     s->m = m;
+    s->memory = MODEL_MEMORY_WINDOW;
     s->keep = c->context - c->context / 4;
     size_t C = (size_t)c->context, d = (size_t)c->d_model, L = (size_t)c->n_layers;
     size_t mr = (size_t)(c->max_rel < c->context ? c->max_rel : c->context);
-    size_t big = (size_t)c->vocab_size * d;
-    if ((size_t)c->d_ff * d > big)
-        big = (size_t)c->d_ff * d;
-    if ((size_t)c->n_heads * c->max_rel * c->d_head > big)
-        big = (size_t)c->n_heads * c->max_rel * c->d_head;
     int fail = 0;
     s->tokens = calloc(C, sizeof *s->tokens);
     fail |= !s->tokens;
@@ -365,7 +420,8 @@ int model_state_init(model_state *s, const model *m, int n_threads)
     s->H = alloc_floats(C * (size_t)c->d_ff, &fail);
     s->S = alloc_floats(C * C, &fail);
     s->R = alloc_floats(C * mr, &fail);
-    s->wtmp = m->f16 ? alloc_floats(big, &fail) : NULL;
+    if (!fail)
+        prefill_weights_init(s, &fail);
     if (fail) {
         log_error("%s: out of memory for the run state (context %d)", m->file.path, c->context);
         model_state_free(s);
@@ -386,9 +442,10 @@ void model_state_free(model_state *s)
         return;
     pool_free(s->pool);
     float *bufs[] = { s->k_cache, s->v_cache, s->logits, s->x, s->xb, s->q, s->att, s->hb, s->scores,
-                      s->rel, s->X, s->XB, s->Q, s->ATT, s->H, s->S, s->R, s->wtmp };
+                      s->rel, s->X, s->XB, s->Q, s->ATT, s->H, s->S, s->R, s->w32 };
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
         free(bufs[k]);
+    free(s->pw.layers);
     free(s->tokens);
     memset(s, 0, sizeof *s);
 }
@@ -396,4 +453,27 @@ void model_state_free(model_state *s)
 void model_state_reset(model_state *s)
 {
     s->n = 0;
+    s->pos = 0;
+}
+
+void model_state_set_memory(model_state *s, model_memory mem)
+{
+    s->memory = mem;
+    model_state_reset(s);
+}
+
+const char *model_memory_name(model_memory mem)
+{
+    return mem == MODEL_MEMORY_STREAM ? "stream" : "window";
+}
+
+int model_memory_parse(const char *name, model_memory *mem)
+{
+    if (strcmp(name, "window") == 0)
+        *mem = MODEL_MEMORY_WINDOW;
+    else if (strcmp(name, "stream") == 0)
+        *mem = MODEL_MEMORY_STREAM;
+    else
+        return -1;
+    return 0;
 }

@@ -101,16 +101,38 @@ int model_check_vocab(const model *m, const struct vocab *v);
  * or -1 (logged, nothing to free). */
 int model_open(model *m, const char *explicit_path, const struct vocab **v);
 
+/* How a full cache makes room for the next event. */
+typedef enum model_memory {
+    MODEL_MEMORY_WINDOW = 0,    /* slide: the last `keep` events are prefilled again, so
+                                   the state is a fresh run on that window (a stall of one
+                                   prefill every context/4 events) */
+    MODEL_MEMORY_STREAM = 1     /* roll: the new event overwrites the oldest one in the
+                                   ring; cached keys and values keep what they saw when
+                                   computed (constant cost per event, no stall) */
+} model_memory;
+
+/* "window" / "stream". */
+const char *model_memory_name(model_memory mem);
+/* NAME ("window" or "stream") into *MEM: 0, or -1 (nothing logged). */
+int model_memory_parse(const char *name, model_memory *mem);
+
 /* Run state: activations and KV cache, all allocated by model_state_init;
- * prefill and decode allocate nothing. Borrows the model. */
+ * prefill and decode allocate nothing. Borrows the model.
+ * The cache is a ring of `context` slots per layer and head. In window
+ * memory it never wraps: slot i holds the window's event i. In stream
+ * memory the event fed `pos`-th since the last prefill (0-based) sits in
+ * slot pos % context; once full, slot (pos-1) % context is the newest. */
 typedef struct model_state {
     const model *m;
     pool *pool;                 /* n_threads workers; owned */
-    int n;                      /* tokens in the cache, 0..context */
-    int keep;                   /* tokens kept when the window slides: context - context/4 */
+    model_memory memory;        /* MODEL_MEMORY_WINDOW after init; see model_state_set_memory */
+    int n;                      /* events in the cache, 0..context */
+    long long pos;              /* events fed since the last prefill (prefilled ones included);
+                                   equals n in window memory */
+    int keep;                   /* events kept when the window slides: context - context/4 */
     int n_slides;               /* times the window slid (statistics) */
-    int *tokens;                /* (context) the tokens in the cache, oldest first */
-    float *k_cache;             /* (n_layers, n_heads, context, d_head): head-major */
+    int *tokens;                /* (context) the cached events, by slot */
+    float *k_cache;             /* (n_layers, n_heads, context, d_head): head-major, by slot */
     float *v_cache;             /* (n_layers, n_heads, context, d_head) */
     float *logits;              /* (vocab_size) after the last prefill/decode */
     /* decode: one event */
@@ -127,28 +149,38 @@ typedef struct model_state {
     float *Q;                   /* (context, d_model) */
     float *ATT;                 /* (context, d_model) */
     float *H;                   /* (context, d_ff) */
-    float *S;                   /* (context, context) scores of one head */
+    float *S;                   /* (context, context) scores of one head (causal half filled) */
     float *R;                   /* (context, min(context, max_rel)) q . E_r of one head */
-    float *wtmp;                /* (largest matrix) F16 weights converted for sgemm */
+    model_weights pw;           /* the weights prefill hands to sgemm, every matrix F32: the
+                                   model's own where stored F32, else converted once by
+                                   model_state_init into w32; pw.layers owned */
+    float *w32;                 /* F16 matrices as F32 (NULL for an all-F32 model); owned */
 } model_state;
 
 int  model_state_init(model_state *s, const model *m, int n_threads);
 void model_state_free(model_state *s);
+/* Empties the cache (the memory mode stays). */
 void model_state_reset(model_state *s);
+/* Chooses how a full cache makes room (model_memory) and empties it. */
+void model_state_set_memory(model_state *s, model_memory mem);
 
 /* Runs TOKENS (1 <= n <= context) from an empty cache. The last row's logits
  * land in s->logits; ALL_LOGITS, when not NULL, gets all n rows (n, vocab).
  * Returns 0, or -1 for a bad argument (logged). */
 int model_prefill(model_state *s, const int *tokens, int n, float *all_logits);
 /* Appends TOKEN after the cached ones and returns the logits for the next
- * event (s->logits). When the cache holds `context` tokens the window
- * slides first: the last `keep` tokens are prefilled again, so the result
- * equals a fresh run on that window. Allocates nothing. */
+ * event (s->logits). When the cache holds `context` events, window memory
+ * slides first (the last `keep` events are prefilled again, so the result
+ * equals a fresh run on that window); stream memory overwrites the oldest
+ * event's keys and values in place (the result equals a run of the whole
+ * stream in which each event attends to itself and the context-1 before
+ * it: train/model.py, window=context). Allocates nothing. */
 const float *model_decode(model_state *s, int token);
 /* Slides the window now, as model_decode does when the cache is full: the
- * last `keep` tokens are prefilled again (nothing happens when the cache
- * holds no more than that).  For callers that have idle time now and want
- * no slide in the next context - keep decodes.  Returns 0, or -1. */
+ * last `keep` events are prefilled again (nothing happens when the cache
+ * holds no more than that, or in stream memory, which never slides).  For
+ * callers that have idle time now and want no slide in the next
+ * context - keep decodes.  Returns 0, or -1. */
 int model_slide(model_state *s);
 
 #endif

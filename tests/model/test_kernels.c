@@ -106,21 +106,37 @@ static void test_attend_query_dh(int dh)
     int ns[] = { 1, 5, 10, 11, 40 };     /* below, at and past max_rel */
     for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
         int lds[2] = { ld, dh };         /* keys interleaved with other heads, or contiguous */
-        for (int l = 0; l < 2; l++) {
-            attend_query(fast, q, k, v, lds[l], ns[t], &e32, dh, 0.3f, scores, rel);
-            attend_query_naive(naive, q, k, v, lds[l], ns[t], &e32, dh, 0.3f, scores);
-            CHECK(max_rel_diff(fast, naive, dh) < 1e-5);
-            attend_query(fast, q, k, v, lds[l], ns[t], &e16, dh, 0.3f, scores, rel);
-            attend_query_naive(naive, q, k, v, lds[l], ns[t], &e16, dh, 0.3f, scores);
-            CHECK(max_rel_diff(fast, naive, dh) < 1e-5);
-        }
+        int n = ns[t], newest[3] = { n - 1, n / 2, 0 };   /* in order, and rings wrapped twice */
+        for (int l = 0; l < 2; l++)
+            for (int r = 0; r < 3; r++) {
+                attend_query(fast, q, k, v, lds[l], n, newest[r], &e32, dh, 0.3f, scores, rel);
+                attend_query_naive(naive, q, k, v, lds[l], n, newest[r], &e32, dh, 0.3f, scores);
+                CHECK(max_rel_diff(fast, naive, dh) < 1e-5);
+                attend_query(fast, q, k, v, lds[l], n, newest[r], &e16, dh, 0.3f, scores, rel);
+                attend_query_naive(naive, q, k, v, lds[l], n, newest[r], &e16, dh, 0.3f, scores);
+                CHECK(max_rel_diff(fast, naive, dh) < 1e-5);
+            }
     }
+    /* A ring is the window it holds: rows rotated so the newest is at slot 3
+     * attend exactly as the same rows oldest first. */
+    static float kr[MAXK * MAXD], vr[MAXK * MAXD];
+    int n = 23, rot = 3;
+    for (int j = 0; j < n; j++) {       /* ordered row j (distance n-1-j) -> slot (j + rot + 1) % n */
+        int slot = (j + rot + 1) % n;
+        memcpy(kr + slot * dh, k + j * dh, sizeof(float) * (size_t)dh);
+        memcpy(vr + slot * dh, v + j * dh, sizeof(float) * (size_t)dh);
+    }
+    attend_query(fast, q, k, v, dh, n, n - 1, &e32, dh, 0.3f, scores, rel);
+    attend_query(naive, q, kr, vr, dh, n, rot, &e32, dh, 0.3f, scores, rel);
+    CHECK(max_rel_diff(fast, naive, dh) < 1e-5);
+    attend_query(naive, q, kr, vr, dh, n, rot + 1, &e32, dh, 0.3f, scores, rel);  /* off by one: differs */
+    CHECK(max_rel_diff(fast, naive, dh) > 1e-4);
     /* the relative term matters: a different table changes the output past distance 0 */
     memcpy(er2, er, sizeof er);
     er2[5 * dh] += 5;
     matrix e2 = { er2, GGML_TYPE_F32, M, dh };
-    attend_query(fast, q, k, v, ld, 11, &e32, dh, 0.3f, scores, rel);
-    attend_query(naive, q, k, v, ld, 11, &e2, dh, 0.3f, scores, rel);
+    attend_query(fast, q, k, v, ld, 11, 10, &e32, dh, 0.3f, scores, rel);
+    attend_query(naive, q, k, v, ld, 11, 10, &e2, dh, 0.3f, scores, rel);
     CHECK(max_rel_diff(fast, naive, dh) > 1e-4);
 }
 
