@@ -276,13 +276,14 @@ def install(model, mode: str = "auto", log=print, dtype=torch.float32) -> str:
     fn = flex_relative_attention if use == "flex" else chunked_relative_attention
     skew_forward = type(model.blocks[0].attn).forward
 
-    def forward(self, x, rel_impl="skew"):
+    def forward(self, x, rel_impl="skew", window=0):
         B, L, d = x.shape
-        if use == "flex" and (L % 128 or not self.training):
+        if window or (use == "flex" and (L % 128 or not self.training)):
             # Training windows are the context (a multiple of 128); evaluation
             # (no backward pass to save memory for, windows of any length)
-            # takes the skewed path rather than compile a kernel per shape.
-            return skew_forward(self, x, rel_impl)
+            # takes the skewed path rather than compile a kernel per shape;
+            # so does a rolling window (the engine's stream memory).
+            return skew_forward(self, x, rel_impl, window)
         H, dh = self.cfg.n_heads, self.cfg.d_head
         q = self.wq(x).view(B, L, H, dh).transpose(1, 2)
         k = self.wk(x).view(B, L, H, dh).transpose(1, 2)

@@ -11,9 +11,14 @@ For each case (a small random-weight model) writes into OUTDIR:
                                                    each decode of tokens[P:], with the engine's
                                                    sliding window (keep = context - context//4)
                     greedy          I32 (G)        argmax continuation of tokens[:P], sliding too
+                    roll_logits     F32 (T, V)     stream memory (rolling cache): row i = logits
+                                                   after tokens[:i+1] with each event attending to
+                                                   the context-1 before it (model(..., window=context))
+                    roll_greedy     I32 (G)        argmax continuation of tokens[:P], rolling
                   keys golden.n_prompt, golden.keep
   CASE.tok        a token file of two sequences (one longer than the context)
   CASE.nll        "nll <nats per event> events <count>" by model.eval_windows + sequence_nll
+  CASE.stream.nll the same for `continuo eval --memory stream`: each sequence one rolling stream
 The references come from the model as read back from CASE.gguf, so f16 storage is
 compared with the same rounded weights the engine uses.
 """
@@ -35,6 +40,8 @@ CASES = {
     "h4_rel16_ctx32_f16": (2, 48, 4, 96, 16, 32, "f16"),
     "h2_rel64_ctx40_f32": (1, 64, 2, 128, 64, 40, "f32"),
     "h2_rel12_ctx20_f16": (3, 32, 2, 64, 12, 20, "f16"),
+    # a context of several prefill blocks (forward.c PREFILL_BLOCK = 64)
+    "h2_rel48_ctx150_f32": (1, 32, 2, 64, 48, 150, "f32"),
 }
 
 
@@ -79,6 +86,32 @@ def greedy(model, cfg, prompt, n):
 
 
 @torch.no_grad()
+def roll_greedy(model, cfg, prompt, n):
+    """greedy() in stream memory: the whole history, each event seeing the context-1 before it."""
+    seq = list(prompt)
+    out = []
+    for _ in range(n):
+        t = int(torch.argmax(model(torch.tensor([seq]), window=cfg.context)[0, -1]))
+        out.append(t)
+        seq.append(t)
+    return out
+
+
+@torch.no_grad()
+def eval_nll_stream(model, cfg, seqs):
+    """NLL with each sequence one rolling stream (`continuo eval --memory stream`)."""
+    total, count = 0.0, 0
+    for seq in seqs:
+        x = torch.tensor([seq], dtype=torch.long)
+        logits = model(x[:, :-1], window=cfg.context)[0]
+        target = x[0, 1:]
+        keep = target != 0
+        total += float(torch.nn.functional.cross_entropy(logits[keep], target[keep], reduction="sum"))
+        count += int(keep.sum())
+    return total / count, count
+
+
+@torch.no_grad()
 def eval_nll(model, cfg, seqs):
     total, count = 0.0, 0
     for seq in seqs:
@@ -107,12 +140,17 @@ def make_case(outdir: str, name: str, seed: int) -> None:
         prefill = model(torch.tensor([tokens[:n_prompt]]))[0]
     st = stream(model, cfg, tokens, n_prompt)
     gr = greedy(model, cfg, tokens[:n_prompt], 2 * ctx)
+    with torch.no_grad():
+        roll = model(torch.tensor([tokens]), window=ctx)[0]
+    rg = roll_greedy(model, cfg, tokens[:n_prompt], 2 * ctx)
     export.write_gguf(os.path.join(outdir, name + ".ref.gguf"),
                       {"golden.n_prompt": n_prompt, "golden.keep": keep_of(ctx)},
                       [("tokens", np.array(tokens, dtype="<i4")),
                        ("prefill_logits", prefill.numpy().astype("<f4")),
                        ("stream_logits", st.numpy().astype("<f4")),
-                       ("greedy", np.array(gr, dtype="<i4"))])
+                       ("greedy", np.array(gr, dtype="<i4")),
+                       ("roll_logits", roll.numpy().astype("<f4")),
+                       ("roll_greedy", np.array(rg, dtype="<i4"))])
 
     seqs = [torch.randint(2, cfg.vocab_size, (ctx * 2 + 7,), generator=g).tolist(),
             torch.randint(2, cfg.vocab_size, (ctx // 2,), generator=g).tolist()]
@@ -121,6 +159,9 @@ def make_case(outdir: str, name: str, seed: int) -> None:
     tokfile.write(os.path.join(outdir, name + ".tok"), tf)
     nll, count = eval_nll(model, cfg, seqs)
     with open(os.path.join(outdir, name + ".nll"), "w") as f:
+        f.write(f"nll {nll:.9f} events {count}\n")
+    nll, count = eval_nll_stream(model, cfg, seqs)
+    with open(os.path.join(outdir, name + ".stream.nll"), "w") as f:
         f.write(f"nll {nll:.9f} events {count}\n")
 
 

@@ -9,6 +9,8 @@ Architecture (pre-LayerNorm decoder-only Transformer):
   for each layer:
       h = LN1(x);  q, k, v = h Wq^T, h Wk^T, h Wv^T  (no bias)
       per head: logits = (q k^T + S_rel) / sqrt(d_head), causal mask, softmax
+                (window W > 0: event i sees only events i-W+1..i, as the C
+                engine's rolling cache does in stream memory)
       S_rel[i, j] = q_i . E_r[i - j]  for 0 <= i - j < max_rel, else 0
       x = x + (attn) Wo^T                           (no bias)
       x = x + W2 GELU(W1 LN2(x) + b1) + b2          (exact erf GELU)
@@ -94,7 +96,7 @@ class RelativeSelfAttention(nn.Module):
         self.er = nn.Parameter(torch.randn(cfg.n_heads, cfg.max_rel, cfg.d_head) * 0.02)
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: torch.Tensor, rel_impl: str = "skew") -> torch.Tensor:
+    def forward(self, x: torch.Tensor, rel_impl: str = "skew", window: int = 0) -> torch.Tensor:
         B, L, d = x.shape
         H, dh = self.cfg.n_heads, self.cfg.d_head
         q = self.wq(x).view(B, L, H, dh).transpose(1, 2)   # (B, H, L, dh)
@@ -108,6 +110,8 @@ class RelativeSelfAttention(nn.Module):
             raise ValueError(f"unknown rel_impl {rel_impl!r}")
         logits = (q @ k.transpose(-2, -1) + rel) / math.sqrt(dh)
         causal = torch.ones(L, L, dtype=torch.bool, device=x.device).triu(1)
+        if window > 0:      # the rolling cache: nothing window or more events back
+            causal |= torch.ones(L, L, dtype=torch.bool, device=x.device).tril(-window)
         logits = logits.masked_fill(causal, float("-inf"))
         att = self.drop(torch.softmax(logits, dim=-1))
         y = (att @ v).transpose(1, 2).reshape(B, L, d)
@@ -124,8 +128,8 @@ class Block(nn.Module):
         self.ff2 = nn.Linear(cfg.d_ff, cfg.d_model)
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: torch.Tensor, rel_impl: str = "skew") -> torch.Tensor:
-        x = x + self.drop(self.attn(self.ln1(x), rel_impl))
+    def forward(self, x: torch.Tensor, rel_impl: str = "skew", window: int = 0) -> torch.Tensor:
+        x = x + self.drop(self.attn(self.ln1(x), rel_impl, window))
         x = x + self.drop(self.ff2(F.gelu(self.ff1(self.ln2(x)))))
         return x
 
@@ -150,11 +154,13 @@ class MusicTransformer(nn.Module):
         elif isinstance(m, nn.Embedding):
             nn.init.normal_(m.weight, std=0.02)
 
-    def forward(self, tokens: torch.Tensor, rel_impl: str = "skew") -> torch.Tensor:
-        """tokens (B, L) int64 -> logits (B, L, vocab_size) for the next event."""
+    def forward(self, tokens: torch.Tensor, rel_impl: str = "skew", window: int = 0) -> torch.Tensor:
+        """tokens (B, L) int64 -> logits (B, L, vocab_size) for the next event.
+        WINDOW > 0: each event attends only to itself and the WINDOW-1 before it
+        (the C engine's stream memory with context = WINDOW); 0: to all before it."""
         x = self.drop(self.emb(tokens))
         for blk in self.blocks:
-            x = blk(x, rel_impl)
+            x = blk(x, rel_impl, window)
         return self.ln_f(x) @ self.emb.weight.t()
 
     def n_params(self) -> int:

@@ -20,6 +20,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 /* Shared by the commands: true when ARG is -h or --help. */
 int cli_is_help(const char *arg);
@@ -30,5 +31,8 @@ int cli_has_suffix(const char *s, const char *suffix);
  * (S may be NULL: the value is missing). */
 int cli_number(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out);
 int cli_integer(const char *cmd, const char *opt, const char *s, long lo, long hi, long *out);
+/* The value S of --memory: "window" or "stream" into *OUT (a model_memory):
+ * 0, or -1 after printing what the two mean. */
+int cli_memory(const char *cmd, const char *s, int *out);
 
 #endif

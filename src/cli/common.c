@@ -1,10 +1,11 @@
-/* common.c: small helpers shared by the subcommands: help flags, numeric options, file name suffixes. */
+/* common.c: small helpers shared by the subcommands: help flags, numeric options, the memory mode, file name suffixes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "model/model.h"
 
 int cli_is_help(const char *arg)
 {
@@ -42,5 +43,18 @@ int cli_integer(const char *cmd, const char *opt, const char *s, long lo, long h
         return -1;
     }
     *out = v;
+    return 0;
+}
+
+int cli_memory(const char *cmd, const char *s, int *out)
+{
+    model_memory mem;
+    if (!s || model_memory_parse(s, &mem) != 0) {
+        fprintf(stderr, "continuo %s: --memory wants window (a full context slides: its last 3/4 "
+                "prefilled again) or stream (a rolling cache: each event overwrites the oldest), "
+                "not '%s'\n", cmd, s ? s : "(nothing)");
+        return -1;
+    }
+    *out = (int)mem;
     return 0;
 }

@@ -1,4 +1,4 @@
-/* eval.c: `continuo eval`: negative log-likelihood of MIDI or token files under the model, in the training's eval windows. */
+/* eval.c: `continuo eval`: negative log-likelihood of MIDI or token files under the model, in the training's eval windows or as rolling streams. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,14 +16,20 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-        "usage: continuo eval [--model FILE] [--threads N] FILES...\n"
-        "Scores MIDI files (.mid) or token files (.tok, from `continuo encode`) with the model:\n"
-        "each sequence is cut into windows of context+1 events overlapping by one\n"
-        "(train/model.py eval_windows), every event after the first is predicted once.\n"
-        "Prints one line per file, then `nll <nats per event> events <count>`.\n"
-        "  --model FILE   model file (default: $CONTINUO_MODEL, the installed default model,\n"
-        "                 ./models/continuo-default.gguf)\n"
-        "  --threads N    threads (default 2)\n");
+        "usage: continuo eval [--model FILE] [--memory window|stream] [--threads N] FILES...\n"
+        "Scores MIDI files (.mid) or token files (.tok, from `continuo encode`) with the model;\n"
+        "every event after a sequence's first is predicted once. Prints one line per file,\n"
+        "then `nll <nats per event> events <count>`.\n"
+        "  --model FILE     model file (default: $CONTINUO_MODEL, the installed default model,\n"
+        "                   ./models/continuo-default.gguf)\n"
+        "  --memory window  (default) each sequence is cut into windows of context+1 events\n"
+        "                   overlapping by one (train/model.py eval_windows), scored from scratch:\n"
+        "                   what the model saw in training\n"
+        "  --memory stream  each sequence is one stream through the rolling cache, as `continue`\n"
+        "                   and `serve` run with memory stream: the first context events as in a\n"
+        "                   window, then each event sees the context-1 before it, their cached\n"
+        "                   states computed when they came (train/model.py window=context)\n"
+        "  --threads N      threads (default 2)\n");
 }
 
 /* Running totals over everything scored. */
@@ -32,7 +38,24 @@ typedef struct nll_sum {
     size_t events;
 } nll_sum;
 
-/* Scores one sequence window by window (model.py eval_windows). */
+/* -log p(TARGET) under the logits ROW (V) into SUM; PAD targets are skipped. */
+static void add_nll(nll_sum *sum, const float *row, int V, int target, int pad_id)
+{
+    if (target == pad_id)
+        return;
+    float mx = row[0];
+    for (int k = 1; k < V; k++)
+        mx = row[k] > mx ? row[k] : mx;
+    double z = 0;
+    for (int k = 0; k < V; k++)
+        z += exp((double)row[k] - mx);
+    sum->nats += log(z) + mx - row[target];
+    sum->events++;
+}
+
+/* Scores one sequence window by window (model.py eval_windows), or in
+ * stream memory as one stream: a prefill of the first window, then one
+ * decode per event, the cache rolling. */
 static int score_sequence(model_state *s, float *logits, int *buf, const uint16_t *ids, size_t n,
                           int pad_id, nll_sum *sum)
 {
@@ -46,19 +69,16 @@ static int score_sequence(model_state *s, float *logits, int *buf, const uint16_
             buf[i] = ids[start + (size_t)i];
         if (model_prefill(s, buf, len, logits) != 0)
             return -1;
-        for (int i = 0; i < len; i++) {
-            int target = ids[start + (size_t)i + 1];
-            if (target == pad_id)
-                continue;
-            const float *row = logits + (size_t)i * V;
-            float mx = row[0];
-            for (int k = 1; k < V; k++)
-                mx = row[k] > mx ? row[k] : mx;
-            double z = 0;
-            for (int k = 0; k < V; k++)
-                z += exp((double)row[k] - mx);
-            sum->nats += log(z) + mx - row[target];
-            sum->events++;
+        for (int i = 0; i < len; i++)
+            add_nll(sum, logits + (size_t)i * V, V, ids[start + (size_t)i + 1], pad_id);
+        if (s->memory == MODEL_MEMORY_STREAM) {
+            for (size_t i = end - 1; i + 1 < n; i++) {
+                const float *row = model_decode(s, ids[i]);
+                if (!row)
+                    return -1;
+                add_nll(sum, row, V, ids[i + 1], pad_id);
+            }
+            break;
         }
         start = end - 1;
     }
@@ -120,7 +140,7 @@ static int score_file(const char *path, const vocab *v, model_state *s, float *l
 int cmd_eval(int argc, char **argv)
 {
     const char *model_arg = NULL;
-    int threads = 2, first = argc;
+    int threads = 2, first = argc, memory = MODEL_MEMORY_WINDOW;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             usage(stdout);
@@ -132,6 +152,9 @@ int cmd_eval(int argc, char **argv)
             if (cli_integer("eval", "--threads", argv[++i], 1, 64, &v) < 0)
                 return 2;
             threads = (int)v;
+        } else if (strcmp(argv[i], "--memory") == 0) {
+            if (cli_memory("eval", i + 1 < argc ? argv[++i] : NULL, &memory) < 0)
+                return 2;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             fprintf(stderr, "continuo eval: unknown option '%s'\n", argv[i]);
             usage(stderr);
@@ -154,6 +177,7 @@ int cmd_eval(int argc, char **argv)
         model_free(&m);
         return 1;
     }
+    model_state_set_memory(&s, (model_memory)memory);
     float *logits = malloc(sizeof(float) * (size_t)m.cfg.context * (size_t)m.cfg.vocab_size);
     int *buf = malloc(sizeof(int) * (size_t)m.cfg.context);
     int status = 0;

@@ -1,4 +1,4 @@
-/* test_golden.c: the C engine against PyTorch references (train/golden.py): prefill, every decode step, sliding window, greedy, sampler seeds. */
+/* test_golden.c: the C engine against PyTorch references (train/golden.py): prefill, every decode step, sliding window, rolling cache (stream memory), greedy, sampler seeds. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +145,99 @@ static void check_slide(model_state *s, const gguf_file *ref, const char *what)
     free(want);
 }
 
+/* Stream memory (the rolling cache). While the cache has room it is the
+ * window: the same logits (1e-5) event for event. Past the context each
+ * event overwrites the oldest and the engine matches PyTorch run the same
+ * rolling way (roll_logits), from a short prompt and from a full one (as
+ * `continue` starts), with no slide and no allocation. */
+static void check_memory(model_state *s, const gguf_file *ref, const char *what)
+{
+    const model_config *c = &s->m->cfg;
+    int V = c->vocab_size, C = c->context;
+    int np = (int)gguf_find_kv(ref, "golden.n_prompt")->u;
+    const gguf_tensor *tt = ref_tensor(ref, "tokens");
+    const int32_t *tokens = tt->data;
+    int T = (int)tt->n_elems;
+    const float *roll = ref_tensor(ref, "roll_logits")->data;    /* (T, V) */
+    float *win = malloc(sizeof(float) * (size_t)C * V);
+    int ids[4096];
+    for (int i = 0; i < T; i++)
+        ids[i] = tokens[i];
+
+    /* window memory up to the context: rows for events np-1 .. C-1 */
+    model_state_set_memory(s, MODEL_MEMORY_WINDOW);
+    CHECK_INT(model_prefill(s, ids, np, NULL), 0);
+    memcpy(win + (size_t)(np - 1) * V, s->logits, sizeof(float) * (size_t)V);
+    for (int k = np; k < C; k++)
+        memcpy(win + (size_t)k * V, model_decode(s, ids[k]), sizeof(float) * (size_t)V);
+
+    int prompts[2] = { np, C };
+    for (int r = 0; r < 2; r++) {
+        int p = prompts[r], slides = s->n_slides;
+        model_state_set_memory(s, MODEL_MEMORY_STREAM);
+        CHECK_INT(model_prefill(s, ids, p, NULL), 0);
+        double same = rel_err(s->logits, win + (size_t)(p - 1) * V, V), worst = 0;
+        int worst_step = -1;
+        long allocs_before = n_allocs;
+        for (int k = p; k < T; k++) {
+            const float *lg = model_decode(s, ids[k]);
+            CHECK(lg != NULL);
+            if (!lg)
+                break;
+            if (k < C) {
+                double e = rel_err(lg, win + (size_t)k * V, V);
+                same = e > same ? e : same;
+            }
+            double e = rel_err(lg, roll + (size_t)k * V, V);
+            if (e > worst) {
+                worst = e;
+                worst_step = k;
+            }
+        }
+        long allocs = n_allocs - allocs_before;
+        fprintf(stderr, "%s: stream memory from %d events (%d decodes, %ld allocations): vs window "
+                "up to the context %.2g, vs PyTorch rolling: worst %.2g at event %d\n",
+                what, p, T - p, allocs, same, worst, worst_step);
+        CHECK(same <= 1e-5);
+        CHECK(worst <= 1e-4);
+        CHECK_INT(allocs, 0);
+        CHECK_INT(s->n_slides - slides, 0);   /* a rolling cache never slides */
+        CHECK_INT(s->n, C);
+        CHECK_INT(model_slide(s), 0);         /* nothing to slide: the state is kept */
+        CHECK_INT(s->n, C);
+    }
+    model_state_set_memory(s, MODEL_MEMORY_WINDOW);
+    free(win);
+}
+
+/* Greedy continuation in stream memory against PyTorch's rolling one. */
+static void check_roll_greedy(model_state *s, const gguf_file *ref, const char *what)
+{
+    int V = s->m->cfg.vocab_size;
+    int np = (int)gguf_find_kv(ref, "golden.n_prompt")->u;
+    const int32_t *tokens = ref_tensor(ref, "tokens")->data;
+    const gguf_tensor *gt = ref_tensor(ref, "roll_greedy");
+    const int32_t *want = gt->data;
+    int ids[256];
+    for (int i = 0; i < np; i++)
+        ids[i] = tokens[i];
+    model_state_set_memory(s, MODEL_MEMORY_STREAM);
+    CHECK_INT(model_prefill(s, ids, np, NULL), 0);
+    const float *lg = s->logits;
+    int mismatches = 0;
+    for (int i = 0; i < (int)gt->n_elems && lg; i++) {
+        int t = argmax(lg, V);
+        if (t != want[i]) {
+            if (!mismatches)
+                fprintf(stderr, "%s: rolling greedy event %d: C %d, PyTorch %d\n", what, i, t, want[i]);
+            mismatches++;
+        }
+        lg = model_decode(s, want[i]);
+    }
+    CHECK_INT(mismatches, 0);
+    model_state_set_memory(s, MODEL_MEMORY_WINDOW);
+}
+
 static void check_greedy(model_state *s, const gguf_file *ref, const char *what)
 {
     int V = s->m->cfg.vocab_size;
@@ -238,6 +331,8 @@ int main(int argc, char **argv)
                 check_stream(&s, &ref, what);
                 check_slide(&s, &ref, what);
                 check_greedy(&s, &ref, what);
+                check_memory(&s, &ref, what);
+                check_roll_greedy(&s, &ref, what);
                 if (threads == 2)
                     check_seeds(&s, &ref);
                 model_state_free(&s);
