@@ -202,48 +202,103 @@ def encode(continuo: str, root: str, split_file: str, split: str, stretch: float
     return out_path
 
 
+def split_rows(split_file: str) -> dict:
+    """Rows per split name in SPLIT_FILE (a split.tsv with a header naming
+    at least the columns split and file)."""
+    counts = {}
+    with open(split_file) as fh:
+        header = fh.readline().rstrip("\n").split("\t")
+        if "split" not in header or "file" not in header:
+            raise ValueError(f"{split_file}:1: the header must name the columns split and file")
+        col = header.index("split")
+        for line in fh:
+            cells = line.rstrip("\n").split("\t")
+            if len(cells) > col and cells[col]:
+                counts[cells[col]] = counts.get(cells[col], 0) + 1
+    return counts
+
+
+def data_sources(dcfg: dict, cache: str) -> list:
+    """The data folders of a config as [(name, root, split_file)]:
+      sources: a list of paths, each a split.tsv (its folder is the root), or
+               a folder (its split.tsv when it has one, else split by a hash
+               of each file's path with valid_fraction);
+      split_file (+ root), or folder: one source, as before."""
+    srcs = []
+    for i, path in enumerate(dcfg.get("sources") or []):
+        if os.path.isfile(path):
+            srcs.append((path, os.path.dirname(os.path.abspath(path)), path))
+        elif os.path.isfile(os.path.join(path, "split.tsv")):
+            srcs.append((path, path, os.path.join(path, "split.tsv")))
+        elif os.path.isdir(path):
+            made = os.path.join(cache, f"split{i}.tsv")
+            srcs.append((path, path, make_split_file(path, float(dcfg.get("valid_fraction", 0.1)),
+                                                     made)))
+        else:
+            raise FileNotFoundError(f"data.sources[{i}]: {path}: no such file or folder")
+    if dcfg.get("split_file"):
+        sf = dcfg["split_file"]
+        srcs.append((sf, dcfg.get("root") or os.path.dirname(os.path.abspath(sf)), sf))
+    elif dcfg.get("folder"):
+        root = dcfg["folder"]
+        srcs.append((root, root, make_split_file(root, float(dcfg.get("valid_fraction", 0.1)),
+                                                 os.path.join(cache, "split.tsv"))))
+    if not srcs:
+        raise ValueError("data: give sources, split_file (+ root), folder, "
+                         "or train_tokens + valid_tokens")
+    return srcs
+
+
 def build_token_files(dcfg: dict, out_dir: str, continuo: str = None, log=print) -> dict:
     """Token files for a run, from the "data" section of a config:
       train_tokens / valid_tokens: token files from any source (used as they are), or
-      root + split_file: a folder of MIDI files and a split.tsv (split, composer,
-                         title, file), or
-      folder + valid_fraction: a plain folder of MIDI files.
-    Returns {"train": [(stretch, path), ...], "valid": path}."""
+      sources, split_file (+ root), folder: MIDI folders (data_sources), each
+                         encoded per split and stretch factor (cached).
+    Every source's train rows are training data; every source's valid rows
+    are validation data. Returns {"train": [(stretch, path), ...], "valid": [path, ...]}."""
     if dcfg.get("train_tokens"):
         train = dcfg["train_tokens"]
         train = [train] if isinstance(train, str) else list(train)
         if not dcfg.get("valid_tokens"):
             raise ValueError("data.valid_tokens is needed with data.train_tokens")
-        return {"train": [(1.0, p) for p in train], "valid": dcfg["valid_tokens"]}
+        valid = dcfg["valid_tokens"]
+        return {"train": [(1.0, p) for p in train],
+                "valid": [valid] if isinstance(valid, str) else list(valid)}
     cache = os.path.join(out_dir, "data")
     os.makedirs(cache, exist_ok=True)
-    if dcfg.get("split_file"):
-        split_file = dcfg["split_file"]
-        root = dcfg.get("root") or os.path.dirname(os.path.abspath(split_file))
-    elif dcfg.get("folder"):
-        root = dcfg["folder"]
-        split_file = make_split_file(root, float(dcfg.get("valid_fraction", 0.1)),
-                                     os.path.join(cache, "split.tsv"))
-    else:
-        raise ValueError("data: give split_file (+ root), folder, or train_tokens + valid_tokens")
+    srcs = data_sources(dcfg, cache)
     continuo = find_continuo(continuo or dcfg.get("continuo"))
     vocab = dcfg.get("vocab", "mt310")
     stretches = [float(s) for s in dcfg.get("stretches", STRETCHES)]
-    jobs = [("valid", 1.0)] + [("train", s) for s in stretches]
+    jobs = []          # (source index, split, stretch, out path)
+    for i, (name, root, split_file) in enumerate(srcs):
+        rows = split_rows(split_file)
+        log(f"data source {i}: {name}: {rows.get('train', 0)} train, "
+            f"{rows.get('valid', 0)} valid files")
+        # One source keeps the plain names of earlier runs (their caches hold).
+        prefix = "" if len(srcs) == 1 else f"src{i}_"
+        if rows.get("valid"):
+            jobs.append((i, "valid", 1.0, os.path.join(cache, f"{prefix}valid_s1.000.tok")))
+        if rows.get("train"):
+            jobs += [(i, "train", s, os.path.join(cache, f"{prefix}train_s{s:.3f}.tok"))
+                     for s in stretches]
+    if not any(j[1] == "valid" for j in jobs):
+        raise ValueError("data: no source has a valid split (validation needs one)")
+    if not any(j[1] == "train" for j in jobs):
+        raise ValueError("data: no source has a train split")
     bar = Progress("encoding", len(jobs))
-    out = {"train": [], "valid": None}
+    out = {"train": [], "valid": []}
     # The encodes are independent: run up to `encode_jobs` at once.
     n_par = max(1, int(dcfg.get("encode_jobs", 1)))
     with ThreadPoolExecutor(n_par) as ex:
-        futs = [(split, s, ex.submit(encode, continuo, root, split_file, split, s, vocab,
-                                     os.path.join(cache, f"{split}_s{s:.3f}.tok"),
-                                     bool(dcfg.get("skip_bad", True))))
-                for split, s in jobs]
-        for done, (split, s, f) in enumerate(futs, 1):
+        futs = [(i, split, s, ex.submit(encode, continuo, srcs[i][1], srcs[i][2], split, s, vocab,
+                                        path, bool(dcfg.get("skip_bad", True))))
+                for i, split, s, path in jobs]
+        for done, (i, split, s, f) in enumerate(futs, 1):
             path = f.result()
-            bar.update(done, f"{split} x{s:.3f}")
+            bar.update(done, f"source {i} {split} x{s:.3f}")
             if split == "valid":
-                out["valid"] = path
+                out["valid"].append(path)
             else:
                 out["train"].append((s, path))
     bar.end()

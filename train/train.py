@@ -34,8 +34,10 @@ from model import ModelConfig, MusicTransformer, eval_windows   # noqa: E402
 
 DEFAULTS = {
     "name": "run",
+    "init_from": None,            # set by --init-from: the model file the weights came from
     "model": ModelConfig().to_dict(),
     "data": {
+        "sources": [],            # data folders (or their split.tsv files), each with its own split
         "root": None,             # folder the split file's paths are relative to
         "split_file": None,       # split.tsv: split, composer, title, file
         "folder": None,           # or: a plain folder of MIDI files ...
@@ -354,6 +356,12 @@ def main(argv=None) -> int:
     ap.add_argument("--split-file", help="data: a split.tsv (split, composer, title, file)")
     ap.add_argument("--root", help="data: the folder the split file's paths are relative to")
     ap.add_argument("--folder", help="data: a plain folder of MIDI files (split by file)")
+    ap.add_argument("--data", action="append", default=[], metavar="PATH",
+                    help="data: a folder with a split.tsv, a split.tsv, or a plain folder of "
+                         "MIDI files (split by file); repeat for several (adds to data.sources)")
+    ap.add_argument("--init-from", metavar="FILE.gguf",
+                    help="start from this model file's weights (its hyperparameters replace "
+                         "the config's model section); optimizer and schedule start afresh")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="override a config value, e.g. --set train.max_seconds=60")
     ap.add_argument("--export-only", action="store_true",
@@ -364,6 +372,11 @@ def main(argv=None) -> int:
     for key in ("continuo", "split_file", "root", "folder"):
         if getattr(args, key):
             cfg["data"][key] = getattr(args, key)
+    if args.data:
+        cfg["data"]["sources"] = list(cfg["data"]["sources"] or []) + args.data
+    init = None
+    if args.init_from and not (args.resume or args.export_only):
+        init = init_weights(args.init_from, cfg)
     tcfg = cfg["train"]
     out = args.out or os.path.join("out", cfg["name"])
     d = Dist(tcfg["device"])
@@ -400,7 +413,10 @@ def main(argv=None) -> int:
     mcfg = model_config(cfg)
     lay = data_mod.layout(mcfg.vocab_name)
     torch.manual_seed(int(tcfg["seed"]))
-    model = MusicTransformer(mcfg).to(d.device)
+    model = MusicTransformer(mcfg)
+    if init is not None:
+        model.load_state_dict(init)
+    model = model.to(d.device)
     export_path = os.path.join(out, cfg["export"]["file"])
 
     if args.export_only:
@@ -432,7 +448,7 @@ def main(argv=None) -> int:
     if d.local_rank != 0:
         files = data_mod.build_token_files(cfg["data"], out, log=log)
     train_seqs, _ = data_mod.load_seqs([p for _, p in files["train"]], mcfg.vocab_name)
-    valid_seqs, _ = data_mod.load_seqs([files["valid"]], mcfg.vocab_name)
+    valid_seqs, _ = data_mod.load_seqs(files["valid"], mcfg.vocab_name)
     corpus = data_mod.Corpus(train_seqs, lay, mcfg.context, int(cfg["data"]["transpose"]),
                              seed=int(tcfg["seed"]))
     log(f"data: {len(corpus.seqs)} train sequences ({corpus.n_tokens} events over "
@@ -591,6 +607,31 @@ def main(argv=None) -> int:
     return 0
 
 
+def init_weights(path: str, cfg: dict) -> dict:
+    """The state dict of model file PATH; sets CFG's model section to the
+    file's hyperparameters (dropout kept from the config)."""
+    import export as export_mod
+    try:
+        m, mc, kvs = export_mod.read_model(path)
+    except (OSError, ValueError, KeyError) as e:
+        raise SystemExit(f"--init-from {path}: {e}")
+    if mc.vocab_name != cfg["data"]["vocab"]:
+        raise SystemExit(f"--init-from {path}: vocabulary {mc.vocab_name!r}, "
+                         f"the config says {cfg['data']['vocab']!r}")
+    keep = {"dropout": cfg["model"].get("dropout", 0.0)}
+    file_model = {k: v for k, v in mc.to_dict().items() if k in cfg["model"]}
+    changed = {k: (cfg["model"][k], v) for k, v in file_model.items()
+               if k not in keep and cfg["model"][k] != v}
+    if changed:
+        print(f"--init-from {path}: model hyperparameters from the file: " +
+              ", ".join(f"{k} {a} -> {b}" for k, (a, b) in changed.items()), flush=True)
+    cfg["model"].update({k: v for k, v in file_model.items() if k not in keep})
+    cfg["init_from"] = {"file": os.path.abspath(path),
+                        "steps": kvs.get("continuo.provenance.steps"),
+                        "valid_nll": kvs.get("continuo.provenance.valid_nll")}
+    return m.state_dict()
+
+
 def keep_freed_memory() -> bool:
     """Make glibc keep freed blocks instead of returning them to the kernel.
 
@@ -634,6 +675,10 @@ def provenance(cfg: dict, steps: int, events: int, nll, command: str, seconds: f
     dc = cfg["data"]
     if dc.get("train_tokens"):
         src = f"token files {dc['train_tokens']}"
+    elif dc.get("sources"):
+        src = "folders " + ", ".join(dc["sources"])
+        if dc.get("split_file"):
+            src += f", split {dc['split_file']}"
     elif dc.get("split_file"):
         src = f"split {dc['split_file']} (root {dc.get('root') or '.'})"
     else:
@@ -642,6 +687,9 @@ def provenance(cfg: dict, steps: int, events: int, nll, command: str, seconds: f
         "data": f"{src}; vocab {dc['vocab']}; stretches {dc['stretches']}; transpose +-{dc['transpose']}",
         "steps": str(steps),
         "train_events": str(events),
+        "init_from": (None if not cfg.get("init_from") else
+                      f"{os.path.basename(cfg['init_from']['file'])} (valid_nll "
+                      f"{cfg['init_from'].get('valid_nll')})"),
         "train_seconds": f"{seconds:.0f}",
         "valid_nll": None if nll is None else round(float(nll), 6),
         "command": command,
