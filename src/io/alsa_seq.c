@@ -1,4 +1,15 @@
-/* alsa_seq.c: ALSA sequencer backend: client "continuo", ports "in" (0) and "out" (1). */
+/* alsa_seq.c: ALSA sequencer backend: client "continuo" with three ports.
+ *
+ *   0 "continuo"  duplex, as a hardware MIDI device's port 0: what is written
+ *                 to it is input, what continuo plays is sent from it, so the
+ *                 client's name alone reaches it (`aconnect KEYBOARD continuo`,
+ *                 `aconnect continuo SYNTH`, `aplaymidi -p continuo`,
+ *                 `arecordmidi -p continuo`: alsa-lib reads a bare client
+ *                 name as port 0, and a port *name* after the colon as 0 too);
+ *   1 "in"        input only, and 2 "out" output only, for DAWs that list
+ *                 inputs and outputs apart (`continuo:1`, `continuo:2`).
+ * Port 0 carries the directions that are open: writable while an ALSA input
+ * is, readable while an ALSA output is. */
 #include "config.h"
 
 #include "io/backend.h"
@@ -12,8 +23,11 @@
 #include "util/log.h"
 
 #define ALSA_CLIENT_NAME midi_port_client_name()
-#define ALSA_PORT_IN  0     /* "continuo:in", aplaymidi -p continuo:0 */
-#define ALSA_PORT_OUT 1     /* "continuo:out", arecordmidi -p continuo:1 */
+#define ALSA_PORT_MAIN 0    /* "continuo": aplaymidi -p continuo, arecordmidi -p continuo */
+#define ALSA_PORT_IN   1    /* "continuo:in": aplaymidi -p continuo:1 */
+#define ALSA_PORT_OUT  2    /* "continuo:out": arecordmidi -p continuo:2 */
+#define CAPS_IN  (SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE)
+#define CAPS_OUT (SND_SEQ_PORT_CAP_READ | SND_SEQ_PORT_CAP_SUBS_READ)
 #define ALSA_MAX_PEERS 8
 
 /* A port to keep connected to ours: a source for input, a destination for
@@ -29,6 +43,7 @@ typedef struct alsa_client {
     snd_seq_t *seq;
     int        refs;        /* ports open on it */
     int        watching;    /* subscribed to the system announce port */
+    unsigned   main_caps;   /* capabilities of port 0 now, 0: not created */
 } alsa_client;
 
 static alsa_client g_client;
@@ -82,6 +97,7 @@ static int client_ref(char *err, size_t errlen)
     }
     g_client.refs = 1;
     g_client.watching = 0;
+    g_client.main_caps = 0;
     return 0;
 }
 
@@ -92,6 +108,7 @@ static void client_unref(void)
     snd_seq_close(g_client.seq);
     g_client.seq = NULL;
     g_client.watching = 0;
+    g_client.main_caps = 0;
 }
 
 static int create_port(int number, const char *name, unsigned caps, char *err, size_t errlen)
@@ -109,6 +126,38 @@ static int create_port(int number, const char *name, unsigned caps, char *err, s
                  snd_strerror(rc));
         return -1;
     }
+    return 0;
+}
+
+/* Gives port 0 the directions CAPS (CAPS_IN, CAPS_OUT or both): creates it,
+ * changes it, or deletes it when CAPS is 0. */
+static int main_port_set(unsigned caps, char *err, size_t errlen)
+{
+    if (caps == g_client.main_caps)
+        return 0;
+    if (caps == 0) {
+        snd_seq_delete_port(g_client.seq, ALSA_PORT_MAIN);
+        g_client.main_caps = 0;
+        return 0;
+    }
+    if (g_client.main_caps == 0) {
+        if (create_port(ALSA_PORT_MAIN, ALSA_CLIENT_NAME, caps, err, errlen) != 0)
+            return -1;
+    } else {
+        snd_seq_port_info_t *pi;
+        snd_seq_port_info_alloca(&pi);
+        int rc = snd_seq_get_port_info(g_client.seq, ALSA_PORT_MAIN, pi);
+        if (rc >= 0) {
+            snd_seq_port_info_set_capability(pi, caps);
+            rc = snd_seq_set_port_info(g_client.seq, ALSA_PORT_MAIN, pi);
+        }
+        if (rc < 0) {
+            snprintf(err, errlen, "cannot change port \"%s:%s\": %s", ALSA_CLIENT_NAME,
+                     ALSA_CLIENT_NAME, snd_strerror(rc));
+            return -1;
+        }
+    }
+    g_client.main_caps = caps;
     return 0;
 }
 
@@ -184,11 +233,12 @@ static int alsa_open(midi_port *p, const char *arg, char *err, size_t errlen)
         free(ap);
         return -1;
     }
-    int rc = p->dir == MIDI_IN
-        ? create_port(ALSA_PORT_IN, "in", SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE,
-                      err, errlen)
-        : create_port(ALSA_PORT_OUT, "out", SND_SEQ_PORT_CAP_READ | SND_SEQ_PORT_CAP_SUBS_READ,
-                      err, errlen);
+    unsigned caps = p->dir == MIDI_IN ? CAPS_IN : CAPS_OUT;
+    int rc = create_port(ap->port, p->dir == MIDI_IN ? "in" : "out", caps, err, errlen);
+    if (rc == 0 && main_port_set(g_client.main_caps | caps, err, errlen) != 0) {
+        snd_seq_delete_port(g_client.seq, ap->port);
+        rc = -1;
+    }
     if (rc != 0) {
         client_unref();
         free(ap);
@@ -218,6 +268,10 @@ static void alsa_close(midi_port *p)
     if (ap->port == ALSA_PORT_IN)
         g_client.watching = 0;      /* the subscription goes with the port */
     snd_seq_delete_port(g_client.seq, ap->port);
+    char err[160];
+    if (main_port_set(g_client.main_caps & ~(ap->port == ALSA_PORT_IN ? CAPS_IN : CAPS_OUT),
+                      err, sizeof err) != 0)
+        log_warn("ALSA: %s", err);
     client_unref();
     free(ap);
     p->priv = NULL;
@@ -329,12 +383,12 @@ static int alsa_read(midi_port *p, midi_msg *out, int max)
     return n;
 }
 
+/* Sends M to the subscribers of "out" and of port 0. */
 static int alsa_write(midi_port *p, const midi_msg *m)
 {
     (void)p;
     snd_seq_event_t ev;
     snd_seq_ev_clear(&ev);
-    snd_seq_ev_set_source(&ev, ALSA_PORT_OUT);
     snd_seq_ev_set_subs(&ev);
     snd_seq_ev_set_direct(&ev);
     int ch = m->status & 15;
@@ -356,10 +410,14 @@ static int alsa_write(midi_port *p, const midi_msg *m)
             return 0;   /* other system messages are not sent to ALSA peers */
         }
     }
-    int rc = snd_seq_event_output_direct(g_client.seq, &ev);
-    if (rc < 0) {
-        errno = -rc;
-        return -1;
+    static const int ports[] = { ALSA_PORT_OUT, ALSA_PORT_MAIN };
+    for (size_t i = 0; i < sizeof ports / sizeof ports[0]; i++) {
+        snd_seq_ev_set_source(&ev, ports[i]);
+        int rc = snd_seq_event_output_direct(g_client.seq, &ev);
+        if (rc < 0) {
+            errno = -rc;
+            return -1;
+        }
     }
     return 0;
 }
@@ -415,8 +473,8 @@ static int alsa_list(midi_port_list_fn fn, void *user)
 
 const midi_backend midi_backend_alsa = {
     .name = "alsa",
-    .usage = "alsa[:PORT,...] (ALSA sequencer ports continuo:in/out, optionally connected "
-             "to the named \"client:port\" peers)",
+    .usage = "alsa[:PORT,...] (ALSA sequencer client continuo: port 0 \"continuo\" both "
+             "ways, 1 \"in\", 2 \"out\"; optionally connected to the named \"client:port\" peers)",
     .dirs = MIDI_IN | MIDI_OUT,
     .open = alsa_open,
     .close = alsa_close,
