@@ -23,6 +23,7 @@
 #include "daemon/phrase.h"
 #include "daemon/scheduler.h"
 #include "io/midi_port.h"
+#include "midi/smf.h"
 #include "synth/fluid.h"
 #include "synth/record.h"
 #include "util/log.h"
@@ -268,6 +269,38 @@ static void handle_input(service *sv, const midi_msg *m, int64_t now)
     if ((act & PHRASE_REROLL) && sv->have_last_phrase) {
         stop_response(sv, now);
         start_response(sv, now, 1);
+    }
+}
+
+/* Keys held past held_note_timeout_ms: their note-off was lost.  The model
+ * hears them released, the thru outputs get their note-off, and the phrase
+ * may end. */
+static void release_lost_keys(service *sv, int64_t now)
+{
+    gen_event ev[128];
+    uint8_t keys[128];
+    int n_ev = 0;
+    double t = session_time(sv, now);
+    int n = phrase_release_lost(&sv->ph, &sv->cfg, now, t, ev, &n_ev, keys);
+    for (int i = 0; i < n_ev; i++) {
+        gen_cmd c;
+        memset(&c, 0, sizeof c);
+        c.kind = GEN_LISTEN;
+        c.ev = ev[i];
+        if (generator_send(&sv->gen, &c) < 0)
+            log_warn_limited(&sv->busy_warn, "generator busy: a note of the player was not heard");
+    }
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        log_warn("the player's %s has been held %.0f s without a note-off: taken as released "
+                 "(held_note_timeout_ms = %d)", midi_pitch_name(keys[i], name, sizeof name),
+                 sv->cfg.held_note_timeout_ms / 1000.0, sv->cfg.held_note_timeout_ms);
+        for (int ch = 0; ch < 16; ch++)
+            if (sv->thru.on[ch][keys[i]]) {
+                midi_msg off = { (uint8_t)(0x80 | ch), keys[i], 0, 3 };
+                send_thru(sv, &off, now);
+                recorder_add(&sv->rec, RECORD_PLAYER, t, &off);
+            }
     }
 }
 
@@ -560,6 +593,11 @@ static int run_loop(service *sv)
     while (!sv->quit) {
         int64_t now = now_ns();
         scheduler_run(&sv->sched, now, 0, emit_model, sv);
+        int64_t lost = phrase_next_lost(&sv->ph, &sv->cfg);
+        if (lost <= now) {
+            release_lost_keys(sv, now);
+            continue;
+        }
         int64_t pd = responding(sv) ? INT64_MAX : phrase_deadline(&sv->ph, &sv->cfg);
         if (pd <= now) {
             phrase_end(&sv->ph);
@@ -574,6 +612,8 @@ static int run_loop(service *sv)
         int64_t wake = scheduler_next_deadline(&sv->sched);
         if (pd < wake)
             wake = pd;
+        if (lost < wake)
+            wake = lost;
         if (sv->watchdog_ns && sv->next_watchdog < wake)
             wake = sv->next_watchdog;
         arm_timer(sv, wake);

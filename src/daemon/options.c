@@ -58,6 +58,10 @@ const option_def config_options[] = {
       "Control socket; empty: $XDG_RUNTIME_DIR/continuo/ctl." },
     { "phrase_silence_ms", OPT_INT, "800", 50, 10000, NULL, 1, OFF(phrase_silence_ms),
       "Silence (nothing held, pedal up) that ends the player's phrase, in ms." },
+    { "held_note_timeout_ms", OPT_INT, "30000", 0, 3600000, NULL, 1, OFF(held_note_timeout_ms),
+      "A player's key held longer than this, in ms, counts as released (its\n"
+      "note-off was lost: a glitch, a cable pulled), so the phrase can end;\n"
+      "logged once per note.  0: never." },
     { "response_seconds", OPT_DOUBLE, "8", 0.5, 120, NULL, 1, OFF(response_seconds),
       "Longest continuation, in seconds." },
     { "response_events", OPT_INT, "512", 1, 8192, NULL, 1, OFF(response_events),

@@ -26,6 +26,7 @@ typedef struct config {
     char   recording[CONFIG_STR_MAX];      /* session MIDI file written at exit; "" = none */
     char   control_socket[CONFIG_STR_MAX]; /* "" = $XDG_RUNTIME_DIR/continuo/ctl */
     int    phrase_silence_ms;
+    int    held_note_timeout_ms;           /* a key held longer is taken as released; 0 = never */
     double response_seconds;
     int    response_events;
     double temperature;

@@ -32,6 +32,7 @@ int phrase_input(phrase *p, config *cfg, const midi_msg *m, int64_t now, double 
         if (!p->key_down[key])
             p->keys_held++;
         p->key_down[key] = p->sounding[key] = 1;
+        p->key_down_at[key] = now;
         add(ev, n_ev, t, 1, key, val);
         p->notes_in_phrase++;
         p->last_activity = now;
@@ -82,6 +83,39 @@ int phrase_input(phrase *p, config *cfg, const midi_msg *m, int64_t now, double 
     if (key == cfg->cc_reroll)
         act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_REROLL : 0);
     return act;
+}
+
+int64_t phrase_next_lost(const phrase *p, const config *cfg)
+{
+    int64_t first = INT64_MAX;
+    if (cfg->held_note_timeout_ms <= 0 || p->keys_held == 0)
+        return INT64_MAX;
+    for (int k = 0; k < 128; k++)
+        if (p->key_down[k] && p->key_down_at[k] < first)
+            first = p->key_down_at[k];
+    return first == INT64_MAX ? first : first + (int64_t)cfg->held_note_timeout_ms * 1000000;
+}
+
+int phrase_release_lost(phrase *p, const config *cfg, int64_t now, double t,
+                        gen_event *ev, int *n_ev, uint8_t *keys)
+{
+    int n = 0;
+    *n_ev = 0;
+    if (cfg->held_note_timeout_ms <= 0)
+        return 0;
+    int64_t limit = (int64_t)cfg->held_note_timeout_ms * 1000000;
+    for (int k = 0; k < 128; k++) {
+        if (!p->key_down[k] || now - p->key_down_at[k] < limit)
+            continue;
+        p->key_down[k] = 0;
+        p->keys_held--;
+        keys[n++] = (uint8_t)k;
+        if (p->sounding[k] && !p->pedal_down) {
+            p->sounding[k] = 0;
+            add(ev, n_ev, t, 0, k, 0);
+        }
+    }
+    return n;
 }
 
 int64_t phrase_deadline(const phrase *p, const config *cfg)

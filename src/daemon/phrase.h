@@ -27,6 +27,7 @@ typedef struct phrase {
     int     pedal_down;
     int     notes_in_phrase;    /* note-ons since the last phrase end */
     int64_t last_activity;      /* ns, CLOCK_MONOTONIC */
+    int64_t key_down_at[128];   /* ns: when each held key was struck */
     uint64_t phrases;           /* phrases ended so far */
 } phrase;
 
@@ -42,6 +43,20 @@ int phrase_input(phrase *p, config *cfg, const midi_msg *m, int64_t now, double 
 /* When the phrase ends if nothing else comes: ns, or INT64_MAX when it
  * cannot end yet (no note since the last end, a key or the pedal held). */
 int64_t phrase_deadline(const phrase *p, const config *cfg);
+
+/* When the longest-held key will have been held cfg->held_note_timeout_ms
+ * (its note-off taken as lost): ns, or INT64_MAX (no key held, or the
+ * timeout is 0: never). */
+int64_t phrase_next_lost(const phrase *p, const config *cfg);
+
+/* Releases, at NOW (SESSION_T in session seconds), every key held for
+ * cfg->held_note_timeout_ms or longer, as if its note-off had come (the
+ * pedal still holds its sound while down).  Appends the note events it
+ * gives the model to EV (room for 128; count in *N_EV) and the released
+ * keys to KEYS (room for 128); returns how many keys it released.  Does
+ * not count as activity: the phrase may end at once. */
+int phrase_release_lost(phrase *p, const config *cfg, int64_t now, double session_t,
+                        gen_event *ev, int *n_ev, uint8_t *keys);
 
 /* Marks the phrase ended (silence reached or hand-over). */
 void phrase_end(phrase *p);

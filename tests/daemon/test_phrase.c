@@ -55,6 +55,36 @@ int main(void)
     CHECK_INT(phrase_deadline(&p, &c), INT64_MAX);
     CHECK_INT(p.phrases, 1);
 
+    /* A key whose note-off was lost stops holding the phrase open after
+     * held_note_timeout_ms (counted from its note-on), once. */
+    uint8_t keys[128];
+    c.held_note_timeout_ms = 2000;
+    phrase_init(&p);
+    feed(&p, &c, 0x90, 50, 90, 0, ev, &n);                 /* never released */
+    CHECK_INT(phrase_next_lost(&p, &c), 2000 * MS);
+    feed(&p, &c, 0x90, 60, 90, 300 * MS, ev, &n);          /* a phrase over it */
+    feed(&p, &c, 0x80, 60, 0, 500 * MS, ev, &n);
+    CHECK_INT(phrase_deadline(&p, &c), INT64_MAX);          /* held open by key 50 */
+    CHECK_INT(phrase_release_lost(&p, &c, 1999 * MS, 1.999, ev, &n, keys), 0);
+    CHECK_INT(phrase_release_lost(&p, &c, 2000 * MS, 2.0, ev, &n, keys), 1);
+    CHECK_INT(keys[0], 50);
+    CHECK_INT(n, 1);
+    CHECK(!ev[0].on && ev[0].pitch == 50);                   /* the model hears it end */
+    CHECK_INT(phrase_deadline(&p, &c), 1000 * MS);           /* silence since 0.5 s: due */
+    CHECK_INT(phrase_next_lost(&p, &c), INT64_MAX);
+    CHECK_INT(phrase_release_lost(&p, &c, 9000 * MS, 9.0, ev, &n, keys), 0);   /* once */
+    feed(&p, &c, 0x80, 50, 0, 9100 * MS, ev, &n);          /* the late note-off: nothing */
+    CHECK_INT(n, 0);
+    CHECK_INT(p.keys_held, 0);
+    /* Re-struck, the clock starts again; 0 = never. */
+    feed(&p, &c, 0x90, 50, 90, 10000 * MS, ev, &n);
+    feed(&p, &c, 0x90, 50, 90, 11000 * MS, ev, &n);
+    CHECK_INT(phrase_next_lost(&p, &c), 13000 * MS);
+    c.held_note_timeout_ms = 0;
+    CHECK_INT(phrase_next_lost(&p, &c), INT64_MAX);
+    CHECK_INT(phrase_release_lost(&p, &c, 99000 * MS, 99.0, ev, &n, keys), 0);
+    c.held_note_timeout_ms = 30000;
+
     /* Mapped controls. */
     int a = feed(&p, &c, 0xB0, c.cc_temperature, 127, 0, ev, &n);
     CHECK(a & PHRASE_CONTROL);
