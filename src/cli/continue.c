@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "cli/commands.h"
+#include "cli/listen.h"
 #include "cli/pianoroll.h"
 #include "codec/perf.h"
 #include "codec/vocab.h"
@@ -32,7 +33,8 @@ static void usage(FILE *fp)
         "                      (default: from the clock, printed)\n"
         "  --max-held N        never more than N notes sounding at once (default 16)\n"
         "  --plot OUT.svg|png  also draw a piano roll (primer and continuation in two colours)\n"
-        "  --threads N         threads (default 2)\n");
+        "%s"
+        "  --threads N         threads (default 2)\n", listen_usage);
 }
 
 /* ------------------------------------------------------------------ generation */
@@ -42,6 +44,7 @@ typedef struct continue_opts {
     double seconds;
     int max_held, threads, seed_given;
     sampler_opts so;
+    listen_opts listen;     /* --play, --wav FILE */
 } continue_opts;
 
 static int parse_args(int argc, char **argv, continue_opts *o)
@@ -54,6 +57,7 @@ static int parse_args(int argc, char **argv, continue_opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         double v;
+        int rc;
         int has = i + 1 < argc;
         if (cli_is_help(a)) {
             usage(stdout);
@@ -63,6 +67,7 @@ static int parse_args(int argc, char **argv, continue_opts *o)
         if (strcmp(a, "-o") == 0 && has) o->out_path = argv[++i];
         else if (strcmp(a, "--model") == 0 && has) o->model_arg = argv[++i];
         else if (strcmp(a, "--plot") == 0 && has) o->plot_path = argv[++i];
+        else if ((rc = listen_parse("continue", argc, argv, &i, &o->listen)) != 0) { if (rc < 0) goto bad; }
         else if (strcmp(a, "--seconds") == 0) { if (!NUM(0.01, 3600)) goto bad; o->seconds = v; }
         else if (strcmp(a, "--temperature") == 0) { if (!NUM(0, 100)) goto bad; o->so.temperature = (float)v; }
         else if (strcmp(a, "--top-p") == 0) { if (!NUM(1e-6, 1)) goto bad; o->so.top_p = (float)v; }
@@ -200,6 +205,8 @@ int cmd_continue(int argc, char **argv)
     printf("%s: primer %zu notes (%zu events, %.2f s), continuation %zu notes (%zu events, %.2f s from %.2f s), "
            "seed %llu\n", o.out_path, primer.n, n_ids, t_start, cont.n, n_events, dec.time - t_start, t_start,
            (unsigned long long)o.so.seed);
+    if (listen_output(&o.listen, tracks, 2) != 0)
+        goto done;
     status = 0;
 done:
     free(ev_p);

@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "cli/commands.h"
+#include "cli/listen.h"
 #include "codec/perf.h"
 #include "codec/vocab.h"
 #include "midi/smf.h"
@@ -19,7 +20,7 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-        "usage: continuo demo [MOTIF.mid] [-o OUT.mid]\n"
+        "usage: continuo demo [MOTIF.mid] [-o OUT.mid] [--play] [--wav OUT.wav]\n"
         "\n"
         "Encodes the bundled motif (models/motif.mid) as performance events, shows\n"
         "them and a small piano roll, decodes the events back to a MIDI file and\n"
@@ -29,7 +30,8 @@ static void usage(FILE *fp)
         "\n"
         "options:\n"
         "  -o, --output FILE   the decoded MIDI file (default ./continuo-demo.mid)\n"
-        "  -h, --help          this help\n", CONTINUO_DATADIR);
+        "%s"
+        "  -h, --help          this help\n", CONTINUO_DATADIR, listen_usage);
 }
 
 static int readable(const char *path) { return access(path, R_OK) == 0; }
@@ -153,21 +155,31 @@ static size_t match_notes(const vocab *v, const note *a, size_t na, const note *
 
 /* The main job: the motif continued by the model, written to OUTPUT with a
  * piano roll beside it (OUTPUT with .svg), through `continuo continue`. */
-static int continue_motif(const char *motif, const char *model_path, const char *output)
+static int continue_motif(const char *motif, const char *model_path, const char *output,
+                          const listen_opts *listen)
 {
     char svg[PATH_MAX + 8];
     size_t n = strlen(output);
     if (n > 4 && strcmp(output + n - 4, ".mid") == 0)
         n -= 4;
     snprintf(svg, sizeof svg, "%.*s.svg", (int)n, output);
-    char *args[] = { "continue", (char *)motif, "--model", (char *)model_path, "-o", (char *)output,
-                     "--seconds", "12", "--seed", "1", "--plot", svg, NULL };
+    char *args[16] = { "continue", (char *)motif, "--model", (char *)model_path, "-o", (char *)output,
+                       "--seconds", "12", "--seed", "1", "--plot", svg };
+    int argc = 12;
+    if (listen->wav) {
+        args[argc++] = "--wav";
+        args[argc++] = (char *)listen->wav;
+    }
+    if (listen->play)
+        args[argc++] = "--play";
     printf("\ncontinuing the motif with %s (12 s, seed 1):\n", model_path);
     fflush(stdout);
-    int rc = cmd_continue((int)(sizeof args / sizeof args[0]) - 1, args);
+    int rc = cmd_continue(argc, args);
+    if (rc == 0 && !listen->play)
+        printf("\nlisten: continuo demo --play (or --wav FILE), or fluidsynth -ni "
+               "/usr/share/sounds/sf2/FluidR3_GM.sf2 %s\n", output);
     if (rc == 0)
-        printf("\nlisten: fluidsynth -ni /usr/share/sounds/sf2/FluidR3_GM.sf2 %s\n"
-               "piano roll (motif and continuation in two colours): %s\n", output, svg);
+        printf("piano roll (motif and continuation in two colours): %s\n", svg);
     return rc;
 }
 
@@ -180,8 +192,14 @@ int cmd_demo(int argc, char **argv)
     note_list notes = { 0 }, back = { 0 };
     uint16_t *ids = NULL;
     smf_event *ev = NULL;
+    listen_opts listen = { 0 };
 
     for (int i = 1; i < argc; i++) {
+        int r = listen_parse("demo", argc, argv, &i, &listen);
+        if (r < 0)
+            return 2;
+        if (r > 0)
+            continue;
         if (cli_is_help(argv[i])) {
             usage(stdout);
             return 0;
@@ -246,12 +264,12 @@ int cmd_demo(int argc, char **argv)
         goto done;
     char model_path[PATH_MAX];
     int have_model = model_find_default(model_path, sizeof model_path) == 0;
+    size_t n_ev_motif = 0;
     if (!have_model) {      /* else `continue` writes OUTPUT */
-        size_t n_ev;
-        if (perf_notes_to_events(back.notes, back.n, &ev, &n_ev) < 0)
+        if (perf_notes_to_events(back.notes, back.n, &ev, &n_ev_motif) < 0)
             goto done;
         smf_track_out track = { .name = "continuo demo: motif decoded", .events = ev,
-                                .n_events = n_ev };
+                                .n_events = n_ev_motif };
         if (smf_write_file(output, &track, 1) < 0)
             goto done;
     }
@@ -268,10 +286,14 @@ int cmd_demo(int argc, char **argv)
         log_error("demo: the round trip lost notes");
         goto done;
     }
-    if (have_model)
-        status = continue_motif(path, model_path, output);
-    else
+    if (have_model) {
+        status = continue_motif(path, model_path, output, &listen);
+    } else {
         printf("\nno model installed (models/continuo-default.gguf): the continuation step was skipped\n");
+        smf_track_out track = { .name = "motif", .events = ev, .n_events = n_ev_motif };
+        if (listen_output(&listen, &track, 1) != 0)
+            status = 1;
+    }
 done:
     free(ids);
     free(ev);

@@ -491,7 +491,13 @@ static int open_outputs(service *sv)
             config_enum_name(config_find("audio_driver"), sv->cfg.audio_driver, drv, sizeof drv);
             if (sv->fluid)
                 continue;
-            sv->fluid = synth_fluid_open(sv->cfg.soundfont, drv, sv->cfg.audio_file);
+            synth_fluid_opts so = {
+                .soundfont = sv->cfg.soundfont, .driver = drv, .device = sv->cfg.audio_device,
+                .file = sv->cfg.audio_file, .gain = sv->cfg.gain,
+                .advice = "output=alsa to play through a DAW or another synth (continuo:out), "
+                          "or on_missing_soundfont=midi-only to go on without sound",
+            };
+            sv->fluid = synth_fluid_open(&so);
             if (!sv->fluid) {
                 if (sv->cfg.on_missing_soundfont != MISSING_SF_MIDI_ONLY)
                     return -1;

@@ -43,10 +43,22 @@ const option_def config_options[] = {
       "  none             no sound (the recording still works)" },
     { "soundfont", OPT_STRING, "/usr/share/sounds/sf2/default-GM.sf2", 0, 0, NULL, 0, OFF(soundfont),
       "SoundFont for the fluidsynth output (the system General MIDI one)." },
-    { "audio_driver", OPT_ENUM, "alsa", 0, 0, "alsa|pulseaudio|file", 0, OFF(audio_driver),
-      "Audio driver of the fluidsynth output; file writes audio_file (headless)." },
+    { "audio_driver", OPT_ENUM, "alsa", 0, 0, AUDIO_DRIVER_CHOICES, 0, OFF(audio_driver),
+      "Audio driver of the fluidsynth output, one the installed FluidSynth has\n"
+      "(`continuo doctor` lists them and which open): alsa, jack (its ports\n"
+      "are connected to the system outputs), pulseaudio (also PipeWire's),\n"
+      "pipewire, sdl2, oss, portaudio; file writes audio_file (headless)." },
+    { "audio_device", OPT_STRING, "", 0, 0, NULL, 0, OFF(audio_device),
+      "Device of audio_driver (FluidSynth's audio.<driver>.device: hw:1 or\n"
+      "plughw:1,0 for alsa, a sink name for pulseaudio, /dev/dsp1 for oss;\n"
+      "the server name for jack); empty: the driver's default." },
     { "audio_file", OPT_STRING, "continuo.wav", 0, 0, NULL, 0, OFF(audio_file),
       "WAV file written by audio_driver = file." },
+    { "gain", OPT_DOUBLE, "0.8", 0, 10, NULL, 0, OFF(gain),
+      "Loudness of the fluidsynth output (FluidSynth's synth.gain, linear).\n"
+      "0.8 puts a continuation of the bundled motif's peaks near -14 dBFS and\n"
+      "the loudest piano recording tried (Liszt's Mephisto Waltz) near -3 dBFS,\n"
+      "without clipping; FluidSynth's own default, 0.2, is 12 dB quieter." },
     { "on_missing_soundfont", OPT_ENUM, "error", 0, 0, "error|midi-only", 0, OFF(on_missing_soundfont),
       "When the soundfont or audio device cannot be opened: error (refuse to\n"
       "start) or midi-only (go on with the other outputs)." },

@@ -11,7 +11,13 @@ typedef enum { OPT_STRING, OPT_INT, OPT_DOUBLE, OPT_BOOL, OPT_ENUM } option_type
 
 /* Output of the model (and MIDI thru) when the soundfont or audio device is missing. */
 typedef enum { MISSING_SF_ERROR, MISSING_SF_MIDI_ONLY } missing_sf_policy;
-typedef enum { AUDIO_ALSA, AUDIO_PULSEAUDIO, AUDIO_FILE } audio_driver_kind;
+/* Audio drivers FluidSynth 2 can have on Linux; which ones the installed
+ * library has is asked at run time (synth_fluid_has_driver). */
+typedef enum {
+    AUDIO_ALSA, AUDIO_JACK, AUDIO_PULSEAUDIO, AUDIO_PIPEWIRE, AUDIO_SDL2, AUDIO_OSS, AUDIO_PORTAUDIO,
+    AUDIO_FILE
+} audio_driver_kind;
+#define AUDIO_DRIVER_CHOICES "alsa|jack|pulseaudio|pipewire|sdl2|oss|portaudio|file"
 
 /* Every setting of the service; plain data, copied by value (no pointers). */
 typedef struct config {
@@ -21,7 +27,9 @@ typedef struct config {
     char   output[CONFIG_STR_MAX];         /* comma-separated output specs */
     char   soundfont[CONFIG_STR_MAX];
     int    audio_driver;                   /* audio_driver_kind */
+    char   audio_device[CONFIG_STR_MAX];   /* "" = the driver's default */
     char   audio_file[CONFIG_STR_MAX];     /* WAV written by audio_driver = file */
+    double gain;                           /* FluidSynth synth.gain */
     int    on_missing_soundfont;           /* missing_sf_policy */
     char   recording[CONFIG_STR_MAX];      /* session MIDI file written at exit; "" = none */
     char   control_socket[CONFIG_STR_MAX]; /* "" = $XDG_RUNTIME_DIR/continuo/ctl */

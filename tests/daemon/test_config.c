@@ -54,7 +54,7 @@ int main(void)
     static const char *const bad[] = {
         "temperature = hot\n", "temperature = 9\n", "temperature = nan\n",
         "top_k = -1\n", "top_k = 1.5\n", "top_k = \n", "midi_thru = maybe\n",
-        "audio_driver = jack\n", "just a line\n", "= 3\n", "soundfont = \"x\n",
+        "audio_driver = jackd\n", "gain = 11\n", "held_note_timeout_ms = -1\n", "just a line\n", "= 3\n", "soundfont = \"x\n",
         "[section\n", "seed = 99999999999999999999\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -67,8 +67,18 @@ int main(void)
     CHECK(config_set(&c, config_find("temperature"), "7", why, sizeof why) < 0);
     CHECK_STR_CONTAINS(why, "expected a number from 0.05 to 4");
     CHECK_NEAR(c.temperature, 1.0, 0);
-    CHECK(config_set(&c, config_find("audio_driver"), "jack", why, sizeof why) < 0);
-    CHECK_STR_CONTAINS(why, "alsa|pulseaudio|file");
+    CHECK(config_set(&c, config_find("audio_driver"), "jackd", why, sizeof why) < 0);
+    CHECK_STR_CONTAINS(why, "alsa|jack|pulseaudio|pipewire|sdl2|oss|portaudio|file");
+    /* Every driver FluidSynth can have on Linux; the device and the gain. */
+    CHECK_INT(load(&c, "audio_driver = jack\naudio_device = studio\ngain = 1.5\nheld_note_timeout_ms = 0\n"), 0);
+    CHECK_INT(c.audio_driver, AUDIO_JACK);
+    CHECK(strcmp(c.audio_device, "studio") == 0);
+    CHECK_NEAR(c.gain, 1.5, 0);
+    CHECK_INT(c.held_note_timeout_ms, 0);
+    config_defaults(&c);
+    CHECK_NEAR(c.gain, 0.8, 0);
+    CHECK_INT(c.held_note_timeout_ms, 30000);
+    CHECK(c.audio_device[0] == '\0');
 
     /* --set form. */
     CHECK_INT(config_set_arg(&c, "top_p=0.25"), 0);

@@ -77,6 +77,11 @@ try:
                           "audio_file=/no/such/dir/a.wav")
     if os.path.exists("/usr/share/sounds/sf2/default-GM.sf2") and not no_fluid:
         check(rc == 1 and "cannot start audio driver file" in err, "bad audio device: %r" % err)
+        # A device that is not there: the driver and device are named, with what to try.
+        rc, err = serve_fails("model=echo", "output=fluidsynth", "audio_driver=oss", "audio_device=/no/such/dsp")
+        check(rc == 1 and "cannot start audio driver oss (device /no/such/dsp)" in err
+              and "another audio driver" in err and "output=alsa" in err
+              and "on_missing_soundfont=midi-only" in err, "a driver that fails says what to try: %r" % err)
 
     # Model files: missing, truncated, not a model: refused at start, exit 1.
     rc, err = serve_fails("model=" + os.path.join(tmp, "missing.gguf"))
