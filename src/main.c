@@ -15,6 +15,7 @@ static const command commands[] = {
     { "bench",    "speed and memory of the engine",                         cmd_bench },
     { "serve",    "the live service: MIDI in, continuation out",            cmd_serve },
     { "ctl",      "talk to a running service",                              cmd_ctl },
+    { "doctor",   "check what the service needs here, with a fix for each problem", cmd_doctor },
 };
 
 static void usage(FILE *fp)

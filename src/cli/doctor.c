@@ -1,0 +1,507 @@
+/* doctor.c: `continuo doctor`: one line per thing `continuo serve` needs, each with a fix when it fails. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "cli/commands.h"
+#include "daemon/control.h"
+#include "daemon/options.h"
+#include "io/midi_port.h"
+#include "model/model.h"
+#include "synth/fluid.h"
+#include "util/log.h"
+#include "util/progress.h"
+
+#define NEED_EPS 800.0      /* events/s: 20x real time at 40 events/s of playing */
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "usage: continuo doctor [--config FILE] [--set KEY=VALUE ...]\n"
+        "\n"
+        "Checks what `continuo serve` needs with the config it would read (the same\n"
+        "file and --set options): the config file, the ALSA sequencer, the MIDI ports,\n"
+        "the soundfont, the audio drivers, the model and its speed, the control\n"
+        "socket's folder.  One line each: ok, warn (serve starts, but see the fix) or\n"
+        "FAIL (serve would not start), with a fix.  Exits 0 only when serve would\n"
+        "start with this config.\n");
+}
+
+typedef struct doctor {
+    int fails, warns;
+} doctor;
+
+/* One line: "ok    what  text" and, when not ok, "      fix: ...". */
+static void report(doctor *d, int level, const char *what, const char *fix, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+enum { OK, WARN, FAIL, INFO };
+
+static void report(doctor *d, int level, const char *what, const char *fix, const char *fmt, ...)
+{
+    static const char *const tag[] = { "ok", "warn", "FAIL", "--" };
+    va_list ap;
+    fflush(stderr);
+    printf("%-5s %-11s ", tag[level], what);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    if (fix && (level == WARN || level == FAIL))
+        printf("      %-11s fix: %s\n", "", fix);
+    fflush(stdout);
+    d->fails += level == FAIL;
+    d->warns += level == WARN;
+}
+
+/* 1 when the comma-separated LIST has an entry BACKEND or BACKEND:... */
+static int uses(const char *list, const char *backend)
+{
+    size_t n = strlen(backend);
+    for (const char *p = list; *p; ) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (strncmp(p, backend, n) == 0 && (p[n] == ',' || p[n] == ':' || p[n] == ' ' || !p[n]))
+            return 1;
+        p = strchr(p, ',');
+        if (!p)
+            break;
+    }
+    return 0;
+}
+
+/* ---- the config file ---- */
+
+static int check_config(doctor *d, config *c, const char *path_arg, char **sets, int n_sets)
+{
+    char found[CONFIG_STR_MAX];
+    const char *path = path_arg;
+    config_defaults(c);
+    if (!path && config_find_file(found, sizeof found))
+        path = found;
+    if (path) {
+        int r = config_load_file(c, path);
+        if (r < 0) {
+            report(d, FAIL, "config", "correct the line named above (`continuo serve --dump-config` "
+                   "shows every key with its default)", "%s: cannot be used (see above)", path);
+            return -1;
+        }
+        if (r > 0)
+            report(d, WARN, "config", "remove or correct the keys named above",
+                   "%s: %d unknown key(s), ignored (see above)", path, r);
+        else
+            report(d, OK, "config", NULL, "%s", path);
+    } else {
+        report(d, OK, "config", NULL, "no config file (built-in defaults); looked in "
+               "$XDG_CONFIG_HOME/continuo and $XDG_CONFIG_DIRS (/etc/xdg)/continuo");
+    }
+    for (int i = 0; i < n_sets; i++)
+        if (config_set_arg(c, sets[i]) < 0) {
+            report(d, FAIL, "config", "see `continuo serve --dump-config`", "--set %s: bad (see above)",
+                   sets[i]);
+            return -1;
+        }
+    return 0;
+}
+
+/* ---- MIDI: the sequencer, the ports, the configured input and output ---- */
+
+typedef struct port_names {
+    char   text[1024];
+    int    n;
+} port_names;
+
+static void add_port(const midi_port_info *info, void *user)
+{
+    port_names *p = user;
+    size_t k = strlen(p->text);
+    if (strcmp(info->backend, "null") == 0)
+        return;     /* always there: not a port anyone plays on */
+    if (k + 4 < sizeof p->text)
+        snprintf(p->text + k, sizeof p->text - k, "%s%s \"%s\" (%s%s%s)", k ? "," : "", info->spec,
+                 info->description, info->dirs & MIDI_IN ? "in" : "",
+                 info->dirs == (MIDI_IN | MIDI_OUT) ? "/" : "", info->dirs & MIDI_OUT ? "out" : "");
+    p->n++;
+}
+
+static void check_midi(doctor *d, const config *c)
+{
+    int need_seq = uses(c->input, "alsa") || uses(c->output, "alsa");
+    struct stat st;
+    if (stat("/dev/snd/seq", &st) == 0)
+        report(d, OK, "sequencer", NULL, "ALSA sequencer /dev/snd/seq present");
+    else
+        report(d, need_seq ? FAIL : WARN, "sequencer",
+               "load it: sudo modprobe snd-seq (in a container: pass --device /dev/snd); or take MIDI "
+               "from elsewhere: input=portmidi:NAME, input=raw:/dev/snd/midiC1D0 or input=fifo:PATH, "
+               "and output=fluidsynth or raw:PATH",
+               "no ALSA sequencer (/dev/snd/seq: %s)%s", strerror(errno),
+               need_seq ? "; the config uses it (input or output = alsa)" : "");
+
+    port_names names = { "", 0 };
+    fflush(stdout);
+    int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null >= 0)
+        dup2(null, STDERR_FILENO);      /* the backends that cannot be asked say why above */
+    midi_port_list(add_port, &names);
+    if (saved >= 0) {
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+    }
+    if (null >= 0)
+        close(null);
+    if (names.n)
+        report(d, OK, "midi ports", NULL, "%d seen:%s", names.n, names.text);
+    else
+        report(d, WARN, "midi ports", "plug in a MIDI keyboard (and check `aconnect -l`), or start the DAW "
+               "that should talk to continuo", "none seen by any backend (alsa, portmidi)");
+
+    /* The inputs and outputs serve would open, opened and closed again. */
+    const char *lists[2] = { c->input, c->output };
+    for (int k = 0; k < 2; k++) {
+        char list[CONFIG_STR_MAX], *save = NULL;
+        snprintf(list, sizeof list, "%s", lists[k]);
+        for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+            while (*s == ' ')
+                s++;
+            if (!*s || strcmp(s, "none") == 0 || strcmp(s, "fluidsynth") == 0)
+                continue;
+            const char *what = k ? "midi output" : "midi input";
+            if (strncmp(s, "fifo:", 5) == 0) {     /* serve creates it */
+                char dir[CONFIG_STR_MAX];
+                snprintf(dir, sizeof dir, "%s", s + 5);
+                char *slash = strrchr(dir, '/');
+                if (slash)
+                    *slash = '\0';
+                const char *dd = slash ? (dir[0] ? dir : "/") : ".";
+                if (access(s + 5, F_OK) == 0 || access(dd, W_OK | X_OK) == 0)
+                    report(d, OK, what, NULL, "%s", s);
+                else
+                    report(d, FAIL, what, "create the folder, or choose another path", "%s: folder %s: %s",
+                           s, dd, strerror(errno));
+                continue;
+            }
+            if (strncmp(s, "alsa", 4) == 0 && (s[4] == ':' || !s[4]) && access("/dev/snd/seq", F_OK) != 0)
+                continue;   /* said above */
+            char spec[2 * CONFIG_STR_MAX + 8];
+            if (strcmp(s, "alsa") == 0 && !k && c->input_connect[0])
+                snprintf(spec, sizeof spec, "alsa:%s", c->input_connect);   /* as serve opens it */
+            else
+                snprintf(spec, sizeof spec, "%s", s);
+            midi_port *p = midi_port_open(spec, k ? MIDI_OUT : MIDI_IN);
+            if (p)
+                report(d, OK, what, NULL, "%s opens", s);
+            else
+                report(d, FAIL, what, k ? "another output (see `continuo serve --list-ports`), or output=fluidsynth"
+                       : "another input (see `continuo serve --list-ports`)", "%s does not open (see above)", s);
+            midi_port_close(p);
+        }
+    }
+}
+
+/* ---- sound: the soundfont, the audio drivers ---- */
+
+/* Probes DRIVER in a child (its libraries may print, hang or try to start
+ * a JACK server): 0 when it opens, else -1 with the cause in WHY. */
+static int probe_driver(const char *driver, const char *device, char *why, size_t len)
+{
+    int fds[2];
+    if (pipe(fds) < 0) {
+        snprintf(why, len, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, len, "fork: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        char buf[512];
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+        }
+        close(fds[0]);
+        setenv("JACK_NO_START_SERVER", "1", 1);
+        alarm(5);
+        int r = synth_fluid_probe(driver, device, buf, sizeof buf);
+        ssize_t w = write(fds[1], r == 0 ? "" : buf, r == 0 ? 0 : strlen(buf));
+        (void)w;
+        _exit(r == 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    size_t k = 0;
+    ssize_t got;
+    while (k + 1 < len && (got = read(fds[0], why + k, len - 1 - k)) > 0)
+        k += (size_t)got;
+    why[k] = '\0';
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(status)) {
+        snprintf(why, len, WTERMSIG(status) == SIGALRM ? "did not open within 5 s"
+                 : "crashed while opening (signal %d)", WTERMSIG(status));
+        return -1;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    if (!why[0])
+        snprintf(why, len, "FluidSynth could not open it");
+    return -1;
+}
+
+static void check_sound(doctor *d, const config *c)
+{
+    int need = uses(c->output, "fluidsynth");
+    int fatal = need && c->on_missing_soundfont == MISSING_SF_ERROR ? FAIL : WARN;
+    const char *skip = need ? "" : " (not used: output has no fluidsynth)";
+    char drivers[512], drv[32], why[512], opened[512] = "", failed[2048] = "";
+    struct stat st;
+
+    if (!need)
+        fatal = INFO;
+    errno = 0;
+    synth_fluid *sf = NULL;
+    if (stat(c->soundfont, &st) == 0 && S_ISREG(st.st_mode) && need) {
+        synth_fluid_opts so = { .soundfont = c->soundfont, .gain = c->gain };
+        sf = synth_fluid_open(&so);
+        if (sf)
+            report(d, OK, "soundfont", NULL, "%s (%.0f MB) loads", c->soundfont, st.st_size / 1e6);
+        else
+            report(d, fatal, "soundfont", "soundfont = PATH of a General MIDI .sf2 file (apt-get install "
+                   "fluid-soundfont-gm), or on_missing_soundfont=midi-only", "%s: does not load (see above)",
+                   c->soundfont);
+        synth_fluid_close(sf);
+    } else if (errno == 0 && S_ISREG(st.st_mode)) {
+        report(d, OK, "soundfont", NULL, "%s (%.0f MB)%s", c->soundfont, st.st_size / 1e6, skip);
+    } else
+        report(d, fatal, "soundfont", "apt-get install fluid-soundfont-gm, or soundfont = PATH of a .sf2 "
+               "file; or on_missing_soundfont=midi-only to go on without sound",
+               "%s: %s%s", c->soundfont, errno ? strerror(errno) : "not a regular file", skip);
+
+    synth_fluid_drivers(drivers, sizeof drivers);
+    if (!drivers[0]) {
+        report(d, fatal, "audio", "install a build with FluidSynth (libfluidsynth-dev) and rebuild; "
+               "or output=alsa to play through a DAW or another synth", "no FluidSynth in this build%s", skip);
+        return;
+    }
+    config_enum_name(config_find("audio_driver"), c->audio_driver, drv, sizeof drv);
+    int configured_opens = -1;
+    char list[512], *save = NULL;
+    snprintf(list, sizeof list, "%s", drivers);
+    for (char *s = strtok_r(list, ", ", &save); s; s = strtok_r(NULL, ", ", &save)) {
+        int mine = strcmp(s, drv) == 0;
+        if (strcmp(s, "file") == 0) {
+            if (mine)
+                configured_opens = 1;
+            continue;   /* always there: it writes audio_file */
+        }
+        const char *dev = mine ? c->audio_device : NULL;
+        if (probe_driver(s, dev, why, sizeof why) == 0) {
+            size_t k = strlen(opened);
+            snprintf(opened + k, sizeof opened - k, "%s%s", k ? ", " : "", s);
+        } else {
+            size_t k = strlen(failed);
+            snprintf(failed + k, sizeof failed - k, "%s%s (%s)", k ? "; " : "", s, why);
+        }
+        if (mine)
+            configured_opens = strstr(opened, s) != NULL;
+    }
+    report(d, INFO, "audio", NULL, "FluidSynth's drivers: %s", drivers);
+    if (opened[0])
+        report(d, OK, "audio", NULL, "open here: %s, file", opened);
+    if (failed[0])
+        report(d, opened[0] ? INFO : WARN, "audio", opened[0] ? NULL
+               : "a sound card or sound server is needed to hear continuo here: start PipeWire/PulseAudio "
+                 "or JACK, or check `aplay -l`; or output=alsa to play through a DAW or another synth",
+               "do not open: %s", failed);
+    char fix[1024];
+    snprintf(fix, sizeof fix, "audio_driver = %s%s, output=alsa to play through a DAW or another synth "
+             "(continuo:out), or on_missing_soundfont=midi-only to go on without sound",
+             opened[0] ? "one that opens: " : "another driver once one opens",
+             opened[0] ? opened : "");
+    if (configured_opens == 1)
+        report(d, OK, "audio", NULL, "audio_driver = %s%s%s opens%s", drv, c->audio_device[0] ? ", device " : "",
+               c->audio_device, skip);
+    else if (configured_opens == 0)
+        report(d, fatal, "audio", fix, "audio_driver = %s (device %s) does not open%s", drv,
+               c->audio_device[0] ? c->audio_device : "default", skip);
+    else
+        report(d, fatal, "audio", fix, "audio_driver = %s: this FluidSynth has no such driver%s", drv, skip);
+}
+
+/* ---- the model and its speed ---- */
+
+static void check_model(doctor *d, const config *c)
+{
+    model m;
+    model_state s;
+    const struct vocab *v;
+    if (strcmp(c->model, "echo") == 0) {
+        report(d, OK, "model", NULL, "echo (model-free test engine: answers with the phrase a fifth up)");
+        return;
+    }
+    if (model_open(&m, c->model[0] ? c->model : NULL, &v) != 0) {
+        report(d, FAIL, "model", "model = PATH of a .gguf model (`continuo serve --dump-config`), "
+               "or install continuo's default model", "%s: cannot be loaded (see above)",
+               c->model[0] ? c->model : "the default model");
+        return;
+    }
+    char path[CONFIG_STR_MAX];
+    if (model_resolve_path(c->model[0] ? c->model : NULL, path, sizeof path) != 0)
+        snprintf(path, sizeof path, "%s", c->model[0] ? c->model : "(default)");
+    if (model_state_init(&s, &m, c->model_threads) != 0) {
+        report(d, FAIL, "model", "a smaller model, or more memory", "%s: loaded, but no memory for its state",
+               path);
+        model_free(&m);
+        return;
+    }
+    /* Decode speed at half the context serve keeps: what a continuation costs. */
+    int ctx = c->context_events < m.cfg.context ? c->context_events : m.cfg.context;
+    int n_pre = ctx / 2 > 1 ? ctx / 2 : 1, n_dec = 128;
+    if (n_pre + n_dec > m.cfg.context)
+        n_dec = m.cfg.context - n_pre;
+    int *toks = malloc(sizeof(int) * (size_t)n_pre);
+    double eps = 0;
+    if (toks && n_dec > 0) {
+        for (int i = 0; i < n_pre; i++)
+            toks[i] = (i * 7 + 3) % m.cfg.vocab_size;
+        if (model_prefill(&s, toks, n_pre, NULL) == 0) {
+            double t0 = now_seconds();
+            int i;
+            for (i = 0; i < n_dec; i++)
+                if (!model_decode(&s, (i * 13 + 5) % m.cfg.vocab_size))
+                    break;
+            double dt = now_seconds() - t0;
+            eps = i == n_dec && dt > 0 ? n_dec / dt : 0;
+        }
+    }
+    free(toks);
+    if (eps <= 0)
+        report(d, FAIL, "model", "check the model file (`continuo eval`)", "%s: loaded, but decoding failed", path);
+    else if (eps < NEED_EPS)
+        report(d, WARN, "model", "model_threads = 2 or more on a machine with cores to spare, a smaller "
+               "context_events, a smaller model, or a machine with less else to do",
+               "%s: decodes %.0f events/s here at context %d (%d thread(s)): below the %.0f events/s "
+               "(20x real time) a live answer needs", path, eps, n_pre, c->model_threads, NEED_EPS);
+    else
+        report(d, OK, "model", NULL, "%s: decodes %.0f events/s here at context %d (%.1fx the %.0f events/s "
+               "live answers need)", path, eps, n_pre, eps / NEED_EPS, NEED_EPS);
+    model_state_free(&s);
+    model_free(&m);
+}
+
+/* ---- the control socket ---- */
+
+static void check_socket(doctor *d, const config *c)
+{
+    char sock[CONFIG_STR_MAX], dir[CONFIG_STR_MAX];
+    struct stat st;
+    if (c->control_socket[0]) {
+        snprintf(sock, sizeof sock, "%s", c->control_socket);
+    } else {
+        const char *rt = getenv("XDG_RUNTIME_DIR");
+        if (!rt || rt[0] != '/') {
+            report(d, FAIL, "socket", "log in through a session that sets XDG_RUNTIME_DIR (systemd-logind), "
+                   "export XDG_RUNTIME_DIR=/run/user/$(id -u), or control_socket = /tmp/continuo-$USER/ctl",
+                   "XDG_RUNTIME_DIR is not set: nowhere to put the control socket");
+            return;
+        }
+        snprintf(sock, sizeof sock, "%s/continuo/ctl", rt);
+    }
+    snprintf(dir, sizeof dir, "%s", sock);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir)
+        *slash = '\0';
+    struct sockaddr_un sa;
+    if (strlen(sock) >= sizeof sa.sun_path) {
+        report(d, FAIL, "socket", "a shorter control_socket path", "%s: longer than a socket path can be "
+               "(%zu bytes)", sock, sizeof sa.sun_path - 1);
+        return;
+    }
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+            report(d, FAIL, "socket", "fix the folder's owner or mode (chmod 700), or another control_socket",
+                   "%s: %s", dir, !S_ISDIR(st.st_mode) ? "not a folder" : "not writable by this user");
+            return;
+        }
+    } else {
+        char parent[CONFIG_STR_MAX];
+        snprintf(parent, sizeof parent, "%s", dir);
+        char *p = strrchr(parent, '/');
+        if (p && p != parent)
+            *p = '\0';
+        if (access(parent, W_OK | X_OK) != 0) {
+            report(d, FAIL, "socket", "create it, or another control_socket", "%s: missing, and %s is not "
+                   "writable (%s)", dir, parent, strerror(errno));
+            return;
+        }
+    }
+    /* A service that answers there already: serve would refuse. */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, sock, strlen(sock) + 1);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+        report(d, FAIL, "socket", "stop it (systemctl --user stop continuo, or `continuo ctl status` to see it), "
+               "or give this one another control_socket", "%s: another continuo serve answers there", sock);
+    else
+        report(d, OK, "socket", NULL, "%s (folder %s usable)", sock, dir);
+    if (fd >= 0)
+        close(fd);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+    const char *path = NULL;
+    char *sets[256];
+    int n_sets = 0;
+    doctor d = { 0, 0 };
+    config c;
+
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+            path = argv[++i];
+        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && n_sets < 256) {
+            sets[n_sets++] = argv[++i];
+        } else {
+            fprintf(stderr, "continuo doctor: unknown or incomplete option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    /* One report in order: the errors of the parts checked go with it. */
+    fflush(stdout);
+    dup2(STDOUT_FILENO, STDERR_FILENO);
+    if (check_config(&d, &c, path, sets, n_sets) == 0) {
+        check_midi(&d, &c);
+        check_sound(&d, &c);
+        check_model(&d, &c);
+        check_socket(&d, &c);
+    }
+    if (d.fails)
+        printf("\n%d problem(s) stop `continuo serve` from starting with this config; see the fixes above.\n",
+               d.fails);
+    else
+        printf("\n`continuo serve` can start with this config%s.\n", d.warns ? " (see the warnings)" : "");
+    return d.fails ? 1 : 0;
+}
