@@ -132,13 +132,17 @@ int listen_output(const listen_opts *o, const smf_track_out *tracks, int n_track
         stop_playing = 0;
         sigaction(SIGINT, &sa, &old_int);
         sigaction(SIGTERM, &sa, &old_term);
-        printf("playing through FluidSynth (audio_driver %s, soundfont %s); Ctrl-C stops\n", drv,
-               c.soundfont);
-        fflush(stdout);
-        int r = synth_play(&so, ev, n, &stop_playing);
+        synth_fluid *s = synth_fluid_open(&so);
+        if (s) {
+            printf("playing through FluidSynth (audio_driver %s, soundfont %s); Ctrl-C stops\n", drv,
+                   c.soundfont);
+            fflush(stdout);
+            synth_play(s, ev, n, &stop_playing);
+            synth_fluid_close(s);
+        }
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
-        if (r < 0)
+        if (!s)
             goto done;
     }
     rc = 0;

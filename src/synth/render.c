@@ -182,12 +182,9 @@ static int wait_until(double deadline, volatile sig_atomic_t *stop)
     }
 }
 
-int synth_play(const synth_fluid_opts *o, const smf_event *ev, size_t n, volatile sig_atomic_t *stop)
+int synth_play(synth_fluid *s, const smf_event *ev, size_t n, volatile sig_atomic_t *stop)
 {
     progress bar;
-    synth_fluid *s = synth_fluid_open(o);
-    if (!s)
-        return -1;
     double music_s = n ? ev[n - 1].time : 0;
     progress_begin(&bar, "playing", (size_t)(music_s * 10) + 1);
     double start = now_seconds();
@@ -202,9 +199,9 @@ int synth_play(const synth_fluid_opts *o, const smf_event *ev, size_t n, volatil
     if (i == n)
         wait_until(now_seconds() + PLAY_TAIL_S, stop);
     synth_fluid_silence(s);
+    wait_until(now_seconds() + 0.1, NULL);     /* the driver plays the silence: no click, nothing cut off */
     progress_end(&bar);
     if (i < n)
         log_info("stopped at %.1f s of %.1f s", now_seconds() - start, music_s);
-    synth_fluid_close(s);
-    return 0;
+    return i < n;
 }

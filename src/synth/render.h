@@ -26,11 +26,11 @@ typedef struct synth_render_stats {
 int synth_render_wav(const synth_fluid_opts *o, const smf_event *ev, size_t n, const char *path,
                      synth_render_stats *stats);
 
-/* Plays EV in real time through O's audio driver, with a progress bar on
- * a terminal, then lets the last notes ring out (1.5 s).  Returns early
- * when *STOP becomes nonzero (a signal handler sets it); every note is
- * silenced before it returns either way.  Returns 0 (also when stopped),
- * or -1 when the synth or driver cannot be opened (logged). */
-int synth_play(const synth_fluid_opts *o, const smf_event *ev, size_t n, volatile sig_atomic_t *stop);
+/* Plays EV in real time through S (opened with an audio driver; borrowed),
+ * with a progress bar on a terminal, then lets the last notes ring out
+ * (1.5 s).  Returns early when *STOP becomes nonzero (a signal handler
+ * sets it); every note is silenced before it returns either way.  Returns
+ * 1 when stopped, else 0. */
+int synth_play(synth_fluid *s, const smf_event *ev, size_t n, volatile sig_atomic_t *stop);
 
 #endif

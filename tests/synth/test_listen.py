@@ -5,6 +5,7 @@ real time through an audio driver; bad files, soundfonts and drivers give clear 
 import array
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -170,6 +171,34 @@ def main():
             check_follows_notes(played, short, "continue --play (file driver)", slack=0.3)
         else:
             check(False, "--play through the file driver wrote " + played)
+
+        # Ctrl-C while playing: it stops at once, silences what sounds, exits 0.
+        os.unlink(played)
+        p = subprocess.Popen([CONTINUO, "continue", primer, "-o", short, "--model", model, "--seconds", "8",
+                              "--seed", "3", "--play"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        first = p.stdout.readline() + p.stdout.readline()
+        time.sleep(0.5)             # into the primer's first bar
+        t = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        stop = time.monotonic() - t
+        print(first + out + err)
+        check(p.returncode == 0 and stop < 1.0 and "stopped at" in err,
+              f"Ctrl-C stops the playing within a second, exit 0 ({p.returncode}, {stop:.2f} s)")
+        if os.path.exists(played):
+            rate, samples = read_wav(played)
+            dur = len(samples) / 2 / rate
+            playing, end = level(rate, samples, 0.1, 0.4), level(rate, samples, dur - 0.02, dur)
+            # all sound off ends the notes at once; what is left is the reverb's tail
+            check(dur < 3.0 and playing > -50 and end < min(-50, playing - 25),
+                  f"it was sounding ({playing:.1f} dBFS), and is silent when it stops ({dur:.2f} s, end {end:.1f} dBFS)")
+        else:
+            check(False, "the interrupted play wrote " + played)
 
         # A driver that cannot open: named, with its device, and what to try.
         config("audio_driver = oss\naudio_device = /nonexistent/dsp\n")
