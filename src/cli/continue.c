@@ -31,6 +31,12 @@ static void usage(FILE *fp)
         "  --min-p P           drop events below P times the most likely (default 0: off)\n"
         "  --seed N            random seed: the same seed gives the same continuation\n"
         "                      (default: from the clock, printed)\n"
+        "  --memory M          what a full model context does (default window): window\n"
+        "                      slides it, prefilling its last 3/4 again (a pause every\n"
+        "                      context/4 events); stream rolls it, each event overwriting\n"
+        "                      the oldest, at a constant cost per event. A long primer\n"
+        "                      enters as its last 3/4 context (window) or context (stream)\n"
+        "                      events\n"
         "  --max-held N        never more than N notes sounding at once (default 16)\n"
         "  --plot OUT.svg|png  also draw a piano roll (primer and continuation in two colours)\n"
         "%s"
@@ -42,7 +48,7 @@ static void usage(FILE *fp)
 typedef struct continue_opts {
     const char *primer_path, *out_path, *plot_path, *model_arg;
     double seconds;
-    int max_held, threads, seed_given;
+    int max_held, threads, seed_given, memory;    /* memory: a model_memory */
     sampler_opts so;
     listen_opts listen;     /* --play, --wav FILE */
 } continue_opts;
@@ -54,6 +60,7 @@ static int parse_args(int argc, char **argv, continue_opts *o)
     o->seconds = 10;
     o->max_held = 16;
     o->threads = 2;
+    o->memory = MODEL_MEMORY_WINDOW;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         double v;
@@ -76,6 +83,7 @@ static int parse_args(int argc, char **argv, continue_opts *o)
         else if (strcmp(a, "--seed") == 0) { if (!NUM(0, 1e18)) goto bad; o->so.seed = (uint64_t)v; o->seed_given = 1; }
         else if (strcmp(a, "--max-held") == 0) { if (!NUM(0, 128)) goto bad; o->max_held = (int)v; }
         else if (strcmp(a, "--threads") == 0) { if (!NUM(1, 64)) goto bad; o->threads = (int)v; }
+        else if (strcmp(a, "--memory") == 0) { if (cli_memory("continue", has ? argv[++i] : NULL, &o->memory) < 0) goto bad; }
         else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "continuo continue: unknown option '%s'\n", a);
             usage(stderr);
@@ -169,6 +177,7 @@ int cmd_continue(int argc, char **argv)
     if (model_state_init(&s, &m, o.threads) != 0)
         goto done;
     have_state = 1;
+    model_state_set_memory(&s, (model_memory)o.memory);
     if (sampler_init(&sp, m.cfg.vocab_size, &o.so) != 0)
         goto done;
     have_sampler = 1;
@@ -180,8 +189,10 @@ int cmd_continue(int argc, char **argv)
         if (perf_decoder_push(&dec, ids[i], &scratch) != 0)
             goto done;
     double t_start = dec.time;
-    /* a primer that fills the window starts as a slid window would: the last `keep` events */
-    int n_ctx = n_ids < (size_t)m.cfg.context ? (int)n_ids : s.keep;
+    /* a primer that fills the window starts as a slid window would (the last
+     * `keep` events), or in stream memory as a full one */
+    int full = o.memory == MODEL_MEMORY_STREAM ? m.cfg.context : s.keep;
+    int n_ctx = n_ids < (size_t)m.cfg.context ? (int)n_ids : full;
     ctx = malloc(sizeof(int) * (size_t)n_ctx);
     if (!ctx) {
         log_error("continue: out of memory");

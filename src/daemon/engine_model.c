@@ -96,6 +96,7 @@ static int me_open(void **state, const config *cfg)
     }
     if (model_state_init(&e->st, &e->m, cfg->model_threads) < 0)
         goto fail;
+    model_state_set_memory(&e->st, (model_memory)cfg->memory);
     e->n_ctx = cfg->context_events < e->m.cfg.context ? cfg->context_events : e->m.cfg.context;
     e->hist = calloc((size_t)e->n_ctx, sizeof *e->hist);
     if (!e->hist) {
@@ -158,12 +159,14 @@ static int me_listen(void *state, const gen_event *ev)
     model_engine *e = state;
     if (listen_event(e, ev) < 0)
         return -1;
-    /* A full window slides by prefilling 3/4 of it again: tens of ms for the
-     * default model, more for big ones.  Inside a continuation's first
-     * events that would delay notes that are due soon, so slide now, while
-     * the player plays, when fewer than context/8 events of room are left
-     * (a continuation's first context/8 events are then slide-free). */
-    if (e->st.m->cfg.context - e->st.n < e->st.m->cfg.context / 8 && model_slide(&e->st) < 0)
+    /* In window memory a full window slides by prefilling 3/4 of it again:
+     * tens of ms for the default model, more for big ones.  Inside a
+     * continuation's first events that would delay notes that are due soon,
+     * so slide now, while the player plays, when fewer than context/8
+     * events of room are left (a continuation's first context/8 events are
+     * then slide-free).  Stream memory never slides: a full cache rolls. */
+    if (e->st.memory == MODEL_MEMORY_WINDOW && e->st.m->cfg.context - e->st.n < e->st.m->cfg.context / 8
+        && model_slide(&e->st) < 0)
         return -1;
     return 0;
 }
@@ -259,6 +262,8 @@ static void me_end(void *state, double played)
         }
 }
 
+/* The context is rebuilt from the phrase end's last events by one prefill
+ * (in stream memory a fresh window: the rolled states are gone). */
 static void me_rewind(void *state)
 {
     model_engine *e = state;

@@ -50,6 +50,7 @@ typedef struct config {
     int    lookahead_ms;
     int    context_events;                 /* tokens kept in the model's context */
     int    model_threads;                  /* threads of the model's forward pass */
+    int    memory;                         /* model_memory: 0 window (slides), 1 stream (rolls) */
 } config;
 
 /* One option: the single place that names, types, bounds and documents it. */

@@ -2,7 +2,7 @@
 """bench_latency.py: phrase-end to first-note latency and scheduler timing error of `continuo serve`, as numbers.
 
     /usr/bin/python3 tests/daemon/bench_latency.py [--continuo BIN] [--model M.gguf|echo]
-        [--phrases N] [--lookahead MS]
+        [--phrases N] [--lookahead MS] [--memory window|stream] [--dtype f32|f16]
 
 Plays N short phrases in real time into a FIFO input, lets each continuation
 play, and prints the service's own measurements (`continuo ctl status`):
@@ -28,21 +28,24 @@ ap.add_argument("--continuo", default=os.environ.get("CONTINUO", "build/continuo
 ap.add_argument("--model", help="model file, or 'echo' (default: a random 22 M model)")
 ap.add_argument("--phrases", type=int, default=20)
 ap.add_argument("--lookahead", type=int, default=10, help="lookahead_ms")
+ap.add_argument("--memory", choices=("window", "stream"), help="the service's memory key (default: its default)")
+ap.add_argument("--dtype", choices=("f32", "f16"), default="f32", help="matrices of the random model")
 args = ap.parse_args()
 servetest.CONTINUO = os.path.abspath(args.continuo)
 src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 model = args.model
 if not model:
-    model = "/tmp/continuo-bench-22m.gguf"
+    model = "/tmp/continuo-bench-22m%s.gguf" % ("" if args.dtype == "f32" else "-" + args.dtype)
     if not os.path.exists(model):
         print("making a random 22 M parameter model at", model, file=sys.stderr)
         subprocess.run(["/usr/bin/python3", os.path.join(src, "train", "export.py"), "--random",
                         model, "--layers", "6", "--d-model", "512", "--heads", "8", "--d-ff", "2048",
-                        "--max-rel", "1024", "--context", "1024"], check=True)
+                        "--max-rel", "1024", "--context", "1024", "--dtype", args.dtype], check=True)
 
-sv = servetest.Service("model=" + model, "phrase_silence_ms=200", "response_seconds=1",
-                       "lookahead_ms=%d" % args.lookahead, "seed=7", output="none")
+settings = ["model=" + model, "phrase_silence_ms=200", "response_seconds=1",
+            "lookahead_ms=%d" % args.lookahead, "seed=7"] + (["memory=" + args.memory] if args.memory else [])
+sv = servetest.Service(*settings, output="none")
 try:
     motif = [(60, 90, 0.1), (64, 80, 0.1), (67, 85, 0.1), (72, 95, 0.2)]
     t0 = time.monotonic()
@@ -61,7 +64,8 @@ def field(name):
     return m.group(1) if m else "?"
 
 
-print("continuo serve latency benchmark: engine %s, model %s" % (field("engine"), model))
+print("continuo serve latency benchmark: engine %s, model %s, memory %s"
+      % (field("engine"), model, args.memory or "default"))
 print("phrases %s, continuations %s, notes in %s, notes out %s, lookahead_ms %d, %.0f s"
       % (field("phrases"), field("responses"), field("notes_in"), field("notes_out"),
          args.lookahead, time.monotonic() - t0))

@@ -1,6 +1,6 @@
 """test_continue.py: `continuo continue` and `continuo eval` on MIDI files with a small random model:
 two tracks, the continuation starts where the primer ends and is not the primer, seeds reproduce,
-the piano roll, clear errors and no partial output."""
+the memory modes, the piano roll, clear errors and no partial output."""
 
 import os
 import subprocess
@@ -100,6 +100,31 @@ def main() -> int:
             "--top-p", "0.95", "--temperature", "1.2")
         check(open(out, "rb").read() == open(out2, "rb").read(), "the same seed gives the same file")
         check(open(out, "rb").read() != open(out3, "rb").read(), "another seed gives another continuation")
+
+        # Memory modes: the context (64 events) fills during 60 s of continuation.
+        # Until it does, window and stream are the same model state: the same
+        # seed gives the same first notes; past it the window slid where the
+        # stream rolled, and the music goes on differently.
+        import re
+        ow, os_, od = (os.path.join(d, f) for f in ("win.mid", "stream.mid", "default.mid"))
+        runs = [run("continue", primer, "-o", o, "--model", model, "--seconds", "60", "--seed", "5", *extra)
+                for o, extra in ((ow, ["--memory", "window"]), (os_, ["--memory", "stream"]), (od, []))]
+        counts = [re.search(r"continuation (\d+) notes \((\d+) events", r.stdout) for r in runs]
+        check(all(r.returncode == 0 and c and int(c.group(2)) > 2 * 64 for r, c in zip(runs, counts)),
+              f"--memory window and stream continue past the context ({[c and c.group(2) for c in counts]} events)")
+        if all(r.returncode == 0 for r in runs):
+            def cont_notes(path):
+                mf = mido.MidiFile(path)
+                return notes(next(t for t in mf.tracks if any(m.type == "track_name" and m.name == "continuation"
+                                                              for m in t)))
+            cw, cs = cont_notes(ow), cont_notes(os_)
+            check(len(cw) > 3 and cw[:3] == cs[:3], f"the same first notes in both modes ({cw[:3]}, {cs[:3]})")
+            check(cw != cs, "different continuations once the context is full")
+            check(open(od, "rb").read() == open(ow, "rb").read(), "window memory is the default")
+        r = run("continue", primer, "-o", os.path.join(d, "o5.mid"), "--model", model,
+                "--memory", "rolling")
+        check(r.returncode == 2 and "window" in r.stderr and "stream" in r.stderr
+              and not os.path.exists(os.path.join(d, "o5.mid")), "an unknown --memory is a usage error")
 
         # errors: no partial output
         bad = os.path.join(d, "bad.mid")
