@@ -402,6 +402,7 @@ def main(argv=None) -> int:
         if not os.path.exists(ckpt_path):
             raise SystemExit(f"{ckpt_path}: no checkpoint to resume from")
         ck = load_checkpoint(ckpt_path)
+        cfg["init_from"] = cfg.get("init_from") or ck.get("config", {}).get("init_from")
     else:
         ck = None
     if d.main:

@@ -25,18 +25,20 @@ const option_def config_options[] = {
       "the phrase a fifth up (for tests)." },
     { "input", OPT_STRING, "alsa", 0, 0, NULL, 0, OFF(input),
       "Where the player's MIDI comes from, comma-separated:\n"
-      "  alsa             an ALSA sequencer port continuo:in\n"
+      "  alsa             the ALSA sequencer client continuo: write to it by\n"
+      "                   name (aconnect KEYBOARD continuo), or to port 1 \"in\"\n"
       "  portmidi:NAME    a PortMidi input device by name\n"
       "  raw:PATH         a raw MIDI byte stream: /dev/snd/midiC1D0 or a FIFO\n"
       "  fifo:PATH        the same (the FIFO is created when missing)\n"
       "  null             nothing (control socket only)" },
     { "input_connect", OPT_STRING, "", 0, 0, NULL, 0, OFF(input_connect),
-      "ALSA source ports connected to continuo:in, comma-separated\n"
+      "ALSA source ports connected to continuo's port \"in\", comma-separated\n"
       "(client names or client:port); reconnected when they come back." },
     { "output", OPT_STRING, "fluidsynth", 0, 0, NULL, 0, OFF(output),
       "Where the continuation (and MIDI thru) goes, comma-separated:\n"
       "  fluidsynth       the built-in synthesizer (soundfont, audio_driver)\n"
-      "  alsa             an ALSA sequencer port continuo:out, for DAWs\n"
+      "  alsa             the ALSA sequencer client continuo, for DAWs and synths:\n"
+      "                   aconnect continuo SYNTH, or from port 2 \"out\"\n"
       "  portmidi:NAME    a PortMidi output device by name\n"
       "  raw:PATH         raw MIDI bytes to a MIDI device or FIFO\n"
       "  fifo:PATH        raw MIDI bytes to a FIFO, or to a file (created)\n"

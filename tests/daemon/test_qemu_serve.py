@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""test_qemu_serve.py: `continuo serve` on real ALSA sequencer ports in a qemu guest: aplaymidi -> continuo:in, arecordmidi <- continuo:out.
+"""test_qemu_serve.py: `continuo serve` on real ALSA sequencer ports in a qemu guest: aplaymidi -> continuo:in (port 1), arecordmidi <- continuo:out (port 2).
 
 The motif goes in on channel 2 (MIDI thru sends it back out on channel 2);
 the continuation comes out on channel 1.  The recording must hold the
@@ -42,10 +42,10 @@ until continuo ctl status > /dev/null 2>&1; do
     sleep 0.1
 done
 aconnect -l | grep -A3 continuo
-arecordmidi -p continuo:1 rec.mid &
+arecordmidi -p continuo:2 rec.mid &
 REC=$!
 sleep 0.5
-aplaymidi -p continuo:0 /motif.mid || rc=1
+aplaymidi -p continuo:1 /motif.mid || rc=1
 i=0
 until continuo ctl status | grep -q 'responses=1.*state\|state=listening.*responses=1'; do
     i=$((i + 1)); [ $i -gt 100 ] && break

@@ -18,12 +18,16 @@ for line in unit.splitlines():
         k, v = line.split("=", 1)
         keys.setdefault(k.strip(), []).append(v.strip())
 check(keys.get("Type") == ["notify"], "Type=notify")
+# A user manager can drop capabilities and mount only inside a user namespace
+# of the service's own: without it the unit fails at once (status 218).
+check(keys.get("PrivateUsers") == ["yes"], "PrivateUsers=yes (needed under systemd --user)")
+check("IPAddressDeny" not in keys, "no IPAddressDeny= (ignored by a user manager)")
 check("WatchdogSec" in keys and keys.get("Restart") == ["on-failure"], "watchdog and restart")
 check(keys.get("PrivateNetwork") == ["yes"] and keys.get("RestrictAddressFamilies") == ["AF_UNIX"],
       "no network")
-# ALSA must keep working: no PrivateDevices, /dev/snd allowed.
-check(keys.get("PrivateDevices", ["no"]) == ["no"], "PrivateDevices would hide /dev/snd")
-check("char-alsa rw" in keys.get("DeviceAllow", []), "ALSA devices allowed")
+# ALSA must keep working: a private /dev hides /dev/snd unless it is bound in.
+check(keys.get("PrivateDevices", ["no"]) == ["no"] or "/dev/snd" in keys.get("BindPaths", []),
+      "PrivateDevices=yes without BindPaths=/dev/snd would hide the ALSA devices")
 
 tool = shutil.which("systemd-analyze")
 if tool:

@@ -1,0 +1,299 @@
+#!/usr/bin/python3
+"""test_systemd_user.py: the user unit, exactly as `meson install` installs it,
+under a real user service manager (systemd --user) in a Debian 12 guest.
+
+The guest (tests/qemu/debian-image.sh: mmdebstrap, systemd 252, ALSA
+sequencer modules, an ordinary user "player" in the audio group with
+lingering) gets `meson install --destdir` of this build under /usr/local and
+runs, as that user:
+  systemctl --user enable --now continuo, a motif played into the service
+  with `aplaymidi -p continuo` (the client's name alone), the answer
+  recorded with `arecordmidi -p continuo` and through
+  `aconnect continuo 'Midi Through'` (a synth's port, by name),
+  systemctl --user reload (same PID, still active), stop, and
+  journalctl --user -u continuo;
+the FluidSynth output writes a WAV from inside the sandbox; and the sandbox
+is measured from outside (/proc/PID/status, namespaces) and from inside
+(nsenter into its mount and network namespaces; `continuo ctl save` to a
+path it may not write).  Prints a SANDBOX table that docs/RELIABILITY.md
+reports.  Exit 77 (skip) when the guest cannot be built or booted here.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+qemu_dir = os.path.join(here, "..", "qemu")
+sys.path.insert(0, qemu_dir)
+sys.path.insert(0, here)
+import guest  # noqa: E402
+import midifile  # noqa: E402
+from servetest import check, done  # noqa: E402
+
+build = os.environ.get("CONTINUO_BUILD")
+if not build or not os.path.exists(os.path.join(build, "build.ninja")):
+    print("skipped: CONTINUO_BUILD is not a meson build folder")
+    sys.exit(77)
+
+# The motif: 8 notes, 0.2 s apart, on channel 2 (MIDI thru sends it back on 2;
+# the model answers on channel 1).
+motif = []
+for i, key in enumerate([60, 64, 67, 72, 71, 67, 64, 62]):
+    motif.append((0.1 + 0.2 * i, [0x91, key, 64 + 4 * i]))
+    motif.append((0.1 + 0.2 * i + 0.15, [0x81, key, 0]))
+motif.sort(key=lambda e: e[0])
+
+config = """\
+# The player's own settings (~/.config/continuo/continuo.conf).
+output = fluidsynth,alsa
+audio_driver = file
+audio_file = /run/user/1000/continuo-out.wav
+phrase_silence_ms = 400
+response_seconds = 3
+seed = 7
+"""
+
+run_sh = r"""#!/bin/sh
+# Runs as root in the Debian guest once it has booted (continuo-guest.service).
+rc=0
+fail() { echo "GUEST-FAIL: $*"; rc=1; }
+as_player() { runuser -u player -- env XDG_RUNTIME_DIR=/run/user/1000 HOME=/home/player "$@"; }
+wait_for() {  # SECONDS COMMAND...: until COMMAND succeeds
+    n=$(($1 * 10)); shift
+    while ! "$@" >/dev/null 2>&1; do
+        n=$((n - 1)); [ $n -le 0 ] && return 1
+        sleep 0.1
+    done
+}
+echo "== guest: kernel $(uname -r), $(systemctl --version | head -n 1)"
+id player
+wait_for 120 test -S /run/user/1000/systemd/private || fail "the user manager of player never started"
+install -d -o player -g player -m 700 /home/player/.config /home/player/.config/continuo /home/player/Music
+install -o player -g player -m 600 /guest/continuo.conf /home/player/.config/continuo/continuo.conf
+echo host-tmp > /tmp/host-marker
+
+echo "== systemctl --user enable --now continuo"
+as_player systemctl --user daemon-reload
+as_player systemctl --user cat continuo | head -n 1
+as_player systemctl --user enable --now continuo || fail "systemctl --user enable --now continuo"
+STATE=$(as_player systemctl --user is-active continuo)
+PID=$(as_player systemctl --user show -p MainPID --value continuo)
+echo "STATE $STATE"
+echo "MAINPID $PID"
+[ "$STATE" = active ] || { fail "not active"; as_player systemctl --user status continuo --no-pager; }
+wait_for 30 sh -c "aconnect -l | grep -q \"'continuo'\"" || fail "no continuo client on the sequencer"
+aconnect -l | sed -n "/'continuo'/,/^client/p"
+
+echo "== sandbox, from outside"
+grep -E '^(NoNewPrivs|Seccomp|Seccomp_filters|CapBnd|CapEff|CapPrm|CapAmb):' /proc/$PID/status | sed 's/^/STATUS /'
+for ns in user mnt net uts ipc cgroup; do
+    if [ "$(readlink /proc/$PID/ns/$ns)" = "$(readlink /proc/1/ns/$ns)" ]; then echo "NS $ns shared"; else echo "NS $ns own"; fi
+done
+echo "UIDMAP $(tr -s ' ' < /proc/$PID/uid_map)"
+echo "== sandbox, from inside its namespaces"
+nsenter -t $PID -n ip -o link | awk '{ sub(":", "", $2); print "NETDEV", $2 }'
+# As root, in its mount namespace: what is mounted read-only for everyone.
+nsenter -t $PID -m sh -c '
+    try() { if "$@" 2>/dev/null; then echo ok; else echo denied; fi; }
+    echo "ROOTWRITE /usr $(try touch /usr/probe)"
+    echo "ROOTWRITE /etc $(try touch /etc/probe)"
+    rm -f /usr/probe /etc/probe'
+# As the service's user, in its mount namespace: what the service itself may do.
+nsenter -t $PID -m setpriv --reuid=1000 --regid=1000 --init-groups sh -c '
+    try() { if "$@" 2>/dev/null; then echo ok; else echo denied; fi; }
+    echo "WRITE /home/player $(try touch /home/player/probe)"
+    echo "WRITE /home/player/Music $(try touch /home/player/Music/probe)"
+    echo "WRITE /run/user/1000 $(try touch /run/user/1000/probe)"
+    echo "WRITE /tmp $(try touch /tmp/probe)"
+    if [ -e /tmp/host-marker ]; then echo "TMP shared"; else echo "TMP private"; fi
+    n=0; for p in /proc/[0-9]*; do [ "$(stat -c %u $p 2>/dev/null)" != 1000 ] && n=$((n + 1)); done
+    echo "PROCS_OTHERS $n"
+    if [ -e /proc/meminfo ]; then echo "PROCSUBSET all"; else echo "PROCSUBSET pid"; fi
+    rm -f /home/player/Music/probe /run/user/1000/probe /tmp/probe'
+ls /proc/[0-9]* -d | wc -l | sed 's/^/PROCS_HOST /'
+echo "== devices: the installed unit's sandbox, running a probe"
+U=$(as_player systemctl --user show -p FragmentPath --value continuo)
+probe() {  # NAME SED-EXPRESSION: a copy of the unit that opens /dev/fuse once
+    sed -e 's|^ExecStart=.*|ExecStart=/bin/sh -c "true < /dev/fuse \&\& echo open > %t/'$1'.out \|\| echo denied > %t/'$1'.out"|' \
+        -e 's/^Type=.*/Type=oneshot/' -e '/^ExecReload=/d' -e '/^WatchdogSec=/d' -e '/^NotifyAccess=/d' \
+        -e '/^Restart/d' -e "$2" "$U" > /home/player/.config/systemd/user/$1.service
+    as_player systemctl --user daemon-reload
+    as_player systemctl --user start $1.service
+    cat /run/user/1000/$1.out 2>/dev/null || echo "no-result"
+}
+if [ -c /dev/fuse ]; then
+    echo "DEVICES without-policy $(probe probe-open '/^PrivateDevices=/d') as-installed $(probe probe-unit 's/^x//')"
+else
+    echo "DEVICES untested (no /dev/fuse)"
+fi
+echo "== the service itself, asked to write"
+echo "SAVE home $(as_player /usr/local/bin/continuo ctl save /home/player/outside.mid 2>&1 | head -n 1)"
+echo "SAVE music $(as_player /usr/local/bin/continuo ctl save /home/player/Music/session0.mid 2>&1 | head -n 1)"
+[ -f /home/player/Music/session0.mid ] && echo "SAVED music exists"
+[ -f /home/player/outside.mid ] && echo "SAVED home exists"
+
+echo "== MIDI by name: aplaymidi -p continuo, arecordmidi -p continuo, aconnect continuo 'Midi Through'"
+aconnect continuo 'Midi Through' || fail "aconnect continuo 'Midi Through'"
+arecordmidi -p 14:0 /tmp/synth.mid & R1=$!
+arecordmidi -p continuo /tmp/rec.mid & R2=$!
+sleep 1
+aplaymidi -p continuo /guest/motif.mid || fail "aplaymidi -p continuo"
+wait_for 90 sh -c "runuser -u player -- env XDG_RUNTIME_DIR=/run/user/1000 /usr/local/bin/continuo ctl status | grep -q 'responses=[1-9]'" \
+    || fail "no answer within 90 s"
+sleep 6
+kill -INT $R1 $R2; wait $R1 $R2
+as_player /usr/local/bin/continuo ctl status | sed 's/^/CTL /'
+
+echo "== systemctl --user reload continuo"
+as_player systemctl --user reload continuo || fail "reload"
+sleep 2
+PID2=$(as_player systemctl --user show -p MainPID --value continuo)
+echo "RELOAD pid $PID -> $PID2 $(as_player systemctl --user is-active continuo)"
+for ns in user mnt net uts ipc; do
+    if [ "$(readlink /proc/$PID2/ns/$ns)" = "$(readlink /proc/1/ns/$ns)" ]; then echo "NS2 $ns shared"; else echo "NS2 $ns own"; fi
+done
+
+echo "== systemctl --user stop continuo"
+as_player systemctl --user stop continuo || fail "stop"
+echo "STOPPED $(as_player systemctl --user is-active continuo) $(as_player systemctl --user show -p Result --value continuo) NRestarts=$(as_player systemctl --user show -p NRestarts --value continuo)"
+W=/run/user/1000/continuo-out.wav
+if [ -f $W ]; then
+    echo "WAV bytes $(stat -c %s $W) nonzero $(tail -c +45 $W | tr -d '\000' | wc -c)"
+else
+    echo "WAV missing"
+fi
+echo "BEGIN journal"
+as_player journalctl --user -u continuo --no-pager -o cat 2>&1 | tail -n 60
+echo "END journal"
+for f in rec.mid synth.mid; do
+    echo "BEGIN $f"
+    od -An -tx1 -v /tmp/$f
+    echo "END $f"
+done
+exit $rc
+"""
+
+with tempfile.TemporaryDirectory() as stage:
+    r = subprocess.run(["meson", "install", "-C", build, "--destdir", stage, "--no-rebuild", "--quiet"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stdout[-2000:], r.stderr[-2000:])
+        check(False, "meson install --destdir failed")
+        done()
+    units = [os.path.join(d, f) for d, _, fs in os.walk(stage) for f in fs if f == "continuo.service"]
+    check(len(units) == 1, "meson install puts one continuo.service in place: %r" % units)
+    print("installed unit:", units and os.path.relpath(units[0], stage))
+    os.makedirs(os.path.join(stage, "guest"))
+    for name, data in (("run.sh", run_sh.encode()), ("continuo.conf", config.encode()),
+                       ("motif.mid", midifile.encode(motif))):
+        with open(os.path.join(stage, "guest", name), "wb") as fh:
+            fh.write(data)
+    p = subprocess.run([os.path.join(qemu_dir, "debian-guest.sh"), "-t", "1500", stage],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+out, status = p.stdout, p.returncode
+print(out[-12000:])
+if status == 77:
+    sys.exit(77)
+check(status == 0, "guest script exit status %d" % status)
+for line in re.findall(r"^GUEST-FAIL: .*$", out, re.M):
+    check(False, line)
+
+
+def field(prefix):
+    m = re.search(r"^%s (.*)$" % re.escape(prefix), out, re.M)
+    return m.group(1).strip() if m else None
+
+
+# It started, as the installed unit, under the user manager.
+check(field("STATE") == "active", "the service is active after enable --now")
+pid = field("MAINPID")
+check(pid and pid != "0", "a main PID")
+
+# The sandbox as enforced.
+status_lines = dict(re.findall(r"^STATUS (\w+):\s*(\S+)", out, re.M))
+check(status_lines.get("NoNewPrivs") == "1", "NoNewPrivs: %r" % status_lines.get("NoNewPrivs"))
+check(status_lines.get("Seccomp") == "2", "seccomp filter mode: %r" % status_lines.get("Seccomp"))
+check(status_lines.get("CapBnd") == "0000000000000000", "empty capability bounding set: %r" % status_lines.get("CapBnd"))
+check(status_lines.get("CapEff") == "0000000000000000", "no effective capability: %r" % status_lines.get("CapEff"))
+ns = dict(re.findall(r"^NS (\w+) (\w+)$", out, re.M))
+for n in ("user", "mnt", "net", "uts"):
+    check(ns.get(n) == "own", "own %s namespace: %r" % (n, ns.get(n)))
+netdevs = re.findall(r"^NETDEV (\S+)$", out, re.M)
+check(netdevs == ["lo"], "only a loopback device in its network namespace: %r" % netdevs)
+writes = dict(re.findall(r"^WRITE (\S+) (\w+)$", out, re.M))
+expect = {"/home/player": "denied", "/home/player/Music": "ok", "/run/user/1000": "ok", "/tmp": "ok"}
+for path, want in expect.items():
+    check(writes.get(path) == want, "the service's user writing to %s inside the sandbox: %r, expected %s"
+          % (path, writes.get(path), want))
+rwrites = dict(re.findall(r"^ROOTWRITE (\S+) (\w+)$", out, re.M))
+for path in ("/usr", "/etc"):
+    check(rwrites.get(path) == "denied", "%s read-only even for root in its mount namespace: %r"
+          % (path, rwrites.get(path)))
+check(field("TMP") == "private", "/tmp is private: %r" % field("TMP"))
+# Measured, not required: a user manager makes no PID namespace, so no /proc
+# of its own (ProtectProc=, ProcSubset=); docs/RELIABILITY.md says so.
+print("ProtectProc=invisible: %s processes of other users visible; ProcSubset=pid: %s in force"
+      % (field("PROCS_OTHERS"), "is" if field("PROCSUBSET") == "pid" else "not"))
+check((field("SAVE home") or "").startswith("error"), "ctl save to the read-only home fails: %r"
+      % field("SAVE home"))
+check(re.search(r"^SAVED home exists$", out, re.M) is None, "nothing written in the home")
+check(re.search(r"^SAVED music exists$", out, re.M) is not None, "ctl save to ~/Music works: %r"
+      % field("SAVE music"))
+
+devices = field("DEVICES") or ""
+print("device policy:", devices)
+# The probe without PrivateDevices= must open /dev/fuse (else it measures
+# nothing); the unit as installed must not.
+check(devices.startswith("untested") or devices == "without-policy open as-installed denied",
+      "/dev/fuse: opened without PrivateDevices=, not with the unit as installed: %r" % devices)
+
+# The answer, by the client's name alone, and through aconnect to a synth's port.
+for name in ("rec.mid", "synth.mid"):
+    try:
+        rec = guest.recording(out, name)
+    except ValueError as e:
+        check(False, str(e))
+        continue
+    model_notes = [e for e in rec if e[1] & 0xF0 == 0x90 and e[3] > 0 and e[1] & 0x0F == 0]
+    thru_notes = [e for e in rec if e[1] & 0xF0 == 0x90 and e[3] > 0 and e[1] & 0x0F == 1]
+    print("%s: %d motif notes back (MIDI thru), %d notes of the answer" % (name, len(thru_notes), len(model_notes)))
+    check(len(thru_notes) == 8, "%s: the motif came back through MIDI thru (%d notes)" % (name, len(thru_notes)))
+    check(len(model_notes) >= 3, "%s: the model answered (%d notes)" % (name, len(model_notes)))
+    if thru_notes and model_notes:
+        check(model_notes[0][0] > thru_notes[-1][0], "%s: the answer comes after the motif" % name)
+
+# Reload keeps the process; stop is clean.
+rl = (field("RELOAD pid") or "").split()
+check(len(rl) == 4 and rl[0] == rl[2] == pid and rl[3] == "active",
+      "reload: same PID and still active: %r" % field("RELOAD pid"))
+st = (field("STOPPED") or "").split()
+check(len(st) >= 3 and st[0] == "inactive" and st[1] == "success" and st[2] == "NRestarts=0",
+      "stop: inactive, result success, never restarted: %r" % field("STOPPED"))
+
+# The FluidSynth output wrote a WAV with sound, from inside the sandbox.
+wav = field("WAV bytes")
+m = re.match(r"(\d+) nonzero (\d+)", wav or "")
+check(m is not None, "the WAV was written: %r" % wav)
+if m:
+    check(int(m.group(2)) > 44100, "the WAV has sound: %s of %s bytes non-zero" % (m.group(2), m.group(1)))
+
+# The journal tells the story.
+j = re.search(r"^BEGIN journal\n(.*?)^END journal$", out, re.S | re.M)
+journal = j.group(1) if j else ""
+for bad in ("Failed", "status=218", "Main process exited"):
+    check(bad not in journal, "nothing %r in the journal" % bad)
+# systemd 252 cannot put ExecReload's kill into the unit's network and IPC
+# namespaces and says so between Reloading and Reloaded; nothing else may be
+# ignored, and the service itself keeps its namespaces (checked after reload).
+outside_reload = re.sub(r"Reloading continuo.*?Reloaded continuo", "", journal, flags=re.S)
+check("ignoring" not in outside_reload, "no sandbox setting ignored when the service starts")
+ns2 = dict(re.findall(r"^NS2 (\w+) (\w+)$", out, re.M))
+for n in ("user", "mnt", "net", "uts"):
+    check(ns2.get(n) == "own", "after reload, still its own %s namespace: %r" % (n, ns2.get(n)))
+for what in ("Started continuo", "Reloading continuo", "Stopped continuo"):
+    check(what in journal, "journal has %r" % what)
+
+done()
