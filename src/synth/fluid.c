@@ -184,6 +184,8 @@ synth_fluid *synth_fluid_open(const synth_fluid_opts *o)
             fluid_settings_setint(s->settings, "audio.jack.autoconnect", 1);
     }
     fluid_settings_setnum(s->settings, "synth.gain", o->gain);
+    if (o->lazy_samples)
+        fluid_settings_setint(s->settings, "synth.dynamic-sample-loading", 1);
     s->synth = new_fluid_synth(s->settings);
     if (!s->synth) {
         log_error("cannot start FluidSynth: new_fluid_synth failed%s%s", *why ? ": " : "", why);

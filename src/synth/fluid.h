@@ -21,6 +21,10 @@ typedef struct synth_fluid_opts {
                                the server name); NULL or "": the driver's default */
     const char *file;       /* driver "file": the WAV it writes (in real time) */
     double      gain;       /* 0..10 */
+    int         lazy_samples; /* 1: load a preset's samples only when a channel
+                               selects it (a General MIDI soundfont opens in a
+                               fraction of the time; the selecting thread then
+                               reads the disk, so not for the live service) */
     const char *advice;     /* appended to a driver error: what to try instead
                                (e.g. "output=alsa ..."); NULL: none */
 } synth_fluid_opts;

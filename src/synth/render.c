@@ -89,6 +89,7 @@ int synth_render_wav(const synth_fluid_opts *o, const smf_event *ev, size_t n, c
     double t0 = now_seconds();
 
     off.driver = NULL;
+    off.lazy_samples = 1;       /* only the presets the music uses */
     if (strcmp(path, "-") == 0) {
         log_error("cannot write a WAV file to standard output: give a file name");
         return -1;
@@ -96,6 +97,7 @@ int synth_render_wav(const synth_fluid_opts *o, const smf_event *ev, size_t n, c
     synth_fluid *s = synth_fluid_open(&off);
     if (!s)
         return -1;
+    double t_loaded = now_seconds();
     int rate = synth_fluid_rate(s);
     double music_s = n ? ev[n - 1].time : 0;
     buf = malloc(sizeof(int16_t) * 2 * BLOCK);
@@ -154,7 +156,8 @@ int synth_render_wav(const synth_fluid_opts *o, const smf_event *ev, size_t n, c
     if (stats) {
         stats->music_s = music_s;
         stats->audio_s = (double)at / rate;
-        stats->wall_s = now_seconds() - t0;
+        stats->load_s = t_loaded - t0;
+        stats->wall_s = now_seconds() - t_loaded;
         stats->peak_dbfs = peak ? 20 * log10(peak / 32768.0) : -INFINITY;
     }
     rc = 0;

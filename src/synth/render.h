@@ -12,7 +12,8 @@
 typedef struct synth_render_stats {
     double music_s;     /* time of the last message */
     double audio_s;     /* length of the WAV: the music and its release tail */
-    double wall_s;      /* time the render took */
+    double load_s;      /* time the soundfont took to load */
+    double wall_s;      /* time the rendering took, after it */
     double peak_dbfs;   /* loudest sample, dBFS (-inf for silence) */
 } synth_render_stats;
 
