@@ -17,6 +17,11 @@ is measured from outside (/proc/PID/status, namespaces) and from inside
 (nsenter into its mount and network namespaces; `continuo ctl save` to a
 path it may not write).  Prints a SANDBOX table that docs/RELIABILITY.md
 reports.  Exit 77 (skip) when the guest cannot be built or booted here.
+
+With CONTINUO_DEB=FILE.deb (tests/debian/test_package.py) the guest gets
+that Debian package instead, installs it with dpkg -i, and also runs
+`continuo demo` in an empty folder, `man continuo` and `systemctl --user
+cat continuo` before the same service checks, with /usr/bin/continuo.
 """
 import os
 import re
@@ -33,10 +38,12 @@ import guest  # noqa: E402
 import midifile  # noqa: E402
 from servetest import check, done  # noqa: E402
 
+deb = os.environ.get("CONTINUO_DEB")
 build = os.environ.get("CONTINUO_BUILD")
-if not build or not os.path.exists(os.path.join(build, "build.ninja")):
+if not deb and (not build or not os.path.exists(os.path.join(build, "build.ninja"))):
     print("skipped: CONTINUO_BUILD is not a meson build folder")
     sys.exit(77)
+BIN = "/usr/bin/continuo" if deb else "/usr/local/bin/continuo"
 
 # The motif: 8 notes, 0.2 s apart, on channel 2 (MIDI thru sends it back on 2;
 # the model answers on channel 1).
@@ -70,6 +77,18 @@ wait_for() {  # SECONDS COMMAND...: until COMMAND succeeds
 }
 echo "== guest: kernel $(uname -r), $(systemctl --version | head -n 1)"
 id player
+BIN=@BIN@
+if [ -f /guest/continuo.deb ]; then
+    echo "== the Debian package"
+    dpkg -i /guest/continuo.deb > /tmp/dpkg.out 2>&1; echo "DPKG $?"
+    grep -iE "depends|error|problem" /tmp/dpkg.out | head -n 5
+    dpkg -s continuo | sed -n 's/^\(Status\|Version\): /PKG \1 /p'
+    install -d -o player -g player /tmp/empty
+    (cd /tmp/empty && as_player continuo demo > /tmp/demo.out 2>&1); echo "DEMO $? $(ls /tmp/empty | tr '\n' ' ')"
+    tail -n 4 /tmp/demo.out
+    echo "MAN $(as_player man continuo 2>/dev/null | grep -c 'continuo.service')"
+    echo "CAT $(as_player systemctl --user cat continuo 2>&1 | head -n 1)"
+fi
 wait_for 120 test -S /run/user/1000/systemd/private || fail "the user manager of player never started"
 install -d -o player -g player -m 700 /home/player/.config /home/player/.config/continuo /home/player/Music
 install -o player -g player -m 600 /guest/continuo.conf /home/player/.config/continuo/continuo.conf
@@ -130,8 +149,8 @@ else
     echo "DEVICES untested (no /dev/fuse)"
 fi
 echo "== the service itself, asked to write"
-echo "SAVE home $(as_player /usr/local/bin/continuo ctl save /home/player/outside.mid 2>&1 | head -n 1)"
-echo "SAVE music $(as_player /usr/local/bin/continuo ctl save /home/player/Music/session0.mid 2>&1 | head -n 1)"
+echo "SAVE home $(as_player $BIN ctl save /home/player/outside.mid 2>&1 | head -n 1)"
+echo "SAVE music $(as_player $BIN ctl save /home/player/Music/session0.mid 2>&1 | head -n 1)"
 [ -f /home/player/Music/session0.mid ] && echo "SAVED music exists"
 [ -f /home/player/outside.mid ] && echo "SAVED home exists"
 
@@ -141,11 +160,11 @@ arecordmidi -p 14:0 /tmp/synth.mid & R1=$!
 arecordmidi -p continuo /tmp/rec.mid & R2=$!
 sleep 1
 aplaymidi -p continuo /guest/motif.mid || fail "aplaymidi -p continuo"
-wait_for 90 sh -c "runuser -u player -- env XDG_RUNTIME_DIR=/run/user/1000 /usr/local/bin/continuo ctl status | grep -q 'responses=[1-9]'" \
+wait_for 90 sh -c "runuser -u player -- env XDG_RUNTIME_DIR=/run/user/1000 $BIN ctl status | grep -q 'responses=[1-9]'" \
     || fail "no answer within 90 s"
 sleep 6
 kill -INT $R1 $R2; wait $R1 $R2
-as_player /usr/local/bin/continuo ctl status | sed 's/^/CTL /'
+as_player $BIN ctl status | sed 's/^/CTL /'
 
 echo "== systemctl --user reload continuo"
 as_player systemctl --user reload continuo || fail "reload"
@@ -176,17 +195,22 @@ done
 exit $rc
 """
 
+run_sh = run_sh.replace("@BIN@", BIN)
 with tempfile.TemporaryDirectory() as stage:
-    r = subprocess.run(["meson", "install", "-C", build, "--destdir", stage, "--no-rebuild", "--quiet"],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        print(r.stdout[-2000:], r.stderr[-2000:])
-        check(False, "meson install --destdir failed")
-        done()
-    units = [os.path.join(d, f) for d, _, fs in os.walk(stage) for f in fs if f == "continuo.service"]
-    check(len(units) == 1, "meson install puts one continuo.service in place: %r" % units)
-    print("installed unit:", units and os.path.relpath(units[0], stage))
-    os.makedirs(os.path.join(stage, "guest"))
+    if deb:
+        os.makedirs(os.path.join(stage, "guest"))
+        shutil.copy(deb, os.path.join(stage, "guest", "continuo.deb"))
+    else:
+        r = subprocess.run(["meson", "install", "-C", build, "--destdir", stage, "--no-rebuild", "--quiet"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            print(r.stdout[-2000:], r.stderr[-2000:])
+            check(False, "meson install --destdir failed")
+            done()
+        units = [os.path.join(d, f) for d, _, fs in os.walk(stage) for f in fs if f == "continuo.service"]
+        check(len(units) == 1, "meson install puts one continuo.service in place: %r" % units)
+        print("installed unit:", units and os.path.relpath(units[0], stage))
+        os.makedirs(os.path.join(stage, "guest"))
     for name, data in (("run.sh", run_sh.encode()), ("continuo.conf", config.encode()),
                        ("motif.mid", midifile.encode(motif))):
         with open(os.path.join(stage, "guest", name), "wb") as fh:
@@ -206,6 +230,17 @@ def field(prefix):
     m = re.search(r"^%s (.*)$" % re.escape(prefix), out, re.M)
     return m.group(1).strip() if m else None
 
+
+if deb:
+    check(field("DPKG") == "0", "dpkg -i continuo.deb: exit %r" % field("DPKG"))
+    check(field("PKG Status") == "install ok installed", "package installed: %r" % field("PKG Status"))
+    demo = (field("DEMO") or "").split()
+    check(demo[:1] == ["0"] and any(f.endswith(".mid") for f in demo[1:]),
+          "continuo demo in an empty folder: exit 0 and a MIDI file written: %r" % field("DEMO"))
+    check((field("MAN") or "0") != "0", "man continuo shows the page (%r lines naming continuo.service)"
+          % field("MAN"))
+    check((field("CAT") or "").startswith("# /usr/lib/systemd/user/continuo.service"),
+          "systemctl --user cat continuo: the packaged unit: %r" % field("CAT"))
 
 # It started, as the installed unit, under the user manager.
 check(field("STATE") == "active", "the service is active after enable --now")

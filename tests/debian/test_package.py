@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""test_package.py: the Debian package, built as a user builds it, checked
+with lintian, and installed and run in the Debian 12 guest.
+
+1. The source tree (what git tracks, and untracked files it does not ignore)
+   is copied to a scratch folder and built with `dpkg-buildpackage -b -us
+   -uc`: continuo_<version>_amd64.deb.
+2. lintian: no error and no warning.
+3. Its contents: the binary, the default model and its card under
+   /usr/share/continuo, the user unit under /usr/lib/systemd/user, the man
+   page, /etc/xdg/continuo/continuo.conf as a conffile, and a copyright file
+   that states the model's license (CC BY-NC-SA 4.0).
+4. tests/daemon/test_systemd_user.py with CONTINUO_DEB: dpkg -i in the guest,
+   `continuo demo` in an empty folder, `man continuo`, `systemctl --user cat
+   continuo`, and the service checks on the packaged unit.
+Exit 77 (skip) when dpkg-buildpackage or debhelper is missing, or when the
+guest cannot be had.
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+src = os.environ.get("CONTINUO_SRC", os.path.join(here, "..", ".."))
+sys.path.insert(0, os.path.join(here, "..", "daemon"))
+from servetest import check, done  # noqa: E402
+
+for tool in ("dpkg-buildpackage", "dh", "dpkg-deb"):
+    if not shutil.which(tool):
+        print("skipped: %s not installed (apt-get install debhelper dpkg-dev)" % tool)
+        sys.exit(77)
+
+tmp = tempfile.mkdtemp(prefix="continuo-deb-")
+try:
+    tree = os.path.join(tmp, "continuo")
+    files = subprocess.run(["git", "-C", src, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                           capture_output=True, check=True).stdout.split(b"\0")
+    for f in files:
+        f = f.decode()
+        if not f or not os.path.isfile(os.path.join(src, f)):
+            continue
+        os.makedirs(os.path.dirname(os.path.join(tree, f)), exist_ok=True)
+        shutil.copy2(os.path.join(src, f), os.path.join(tree, f))
+    print("building the package (dpkg-buildpackage -b -us -uc) ...", flush=True)
+    r = subprocess.run(["dpkg-buildpackage", "-b", "-us", "-uc"], cwd=tree,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        print(r.stdout[-4000:])
+        check(False, "dpkg-buildpackage failed (exit %d)" % r.returncode)
+        done()
+    debs = [d for d in glob.glob(os.path.join(tmp, "continuo_*_amd64.deb"))]
+    check(len(debs) == 1, "one continuo_<version>_amd64.deb: %r" % debs)
+    deb = debs[0]
+    print("built", os.path.basename(deb), os.path.getsize(deb), "bytes")
+
+    if shutil.which("lintian"):
+        lr = subprocess.run(["lintian", "--allow-root", deb], capture_output=True, text=True)
+        tags = [line for line in lr.stdout.splitlines() if re.match(r"[EW]: ", line)]
+        print("lintian:", "clean" if not tags else "\n".join(tags))
+        check(not tags, "lintian reports no error and no warning")
+    else:
+        print("lintian not installed: not checked")
+
+    listing = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True).stdout
+    paths = {line.split()[-1].lstrip(".") for line in listing.splitlines() if line.split()}
+    for want in ("/usr/bin/continuo", "/usr/share/continuo/continuo-default.gguf",
+                 "/usr/share/continuo/MODEL_CARD.md", "/usr/lib/systemd/user/continuo.service",
+                 "/usr/share/man/man1/continuo.1.gz", "/etc/xdg/continuo/continuo.conf",
+                 "/usr/share/doc/continuo/copyright"):
+        check(want in paths, "the package holds %s" % want)
+    ctl = os.path.join(tmp, "control")
+    subprocess.run(["dpkg-deb", "-e", deb, ctl], check=True)
+    with open(os.path.join(ctl, "conffiles")) as fh:
+        check("/etc/xdg/continuo/continuo.conf" in fh.read().split(), "continuo.conf is a conffile")
+    with open(os.path.join(src, "debian", "copyright")) as fh:
+        cp = fh.read()
+    check(re.search(r"^Files: models/continuo-default.gguf.*\n(.*\n)*?License: CC-BY-NC-SA-4.0", cp, re.M)
+          is not None, "debian/copyright gives the model CC BY-NC-SA 4.0")
+
+    env = dict(os.environ, CONTINUO_DEB=deb)
+    g = subprocess.run(["/usr/bin/python3", os.path.join(here, "..", "daemon", "test_systemd_user.py")],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(g.stdout[-8000:])
+    if g.returncode == 77:
+        sys.exit(77)
+    check(g.returncode == 0, "the packaged service in the Debian guest (exit %d)" % g.returncode)
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+done()
