@@ -215,7 +215,7 @@ def measure(notes, start, seconds, primer, note_cap, max_held):
     np.add.at(diff, b, -1)
     count = np.cumsum(diff)[:ms]
     out["silence"] = float(np.mean(count == 0))
-    out["full"] = float(np.mean(count >= max_held))
+    out["full"] = float(np.mean(count >= max_held)) if max_held > 0 else math.nan   # 0: no cap
     out["vel"] = float(w.velocity.mean()) if n else math.nan
     out["vel_sd"] = float(w.velocity.std()) if n else math.nan
     out["pc"] = pc_overlap(pc_profile(w.pitch, length), pc_profile(primer.pitch, primer.release - primer.onset))
