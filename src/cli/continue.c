@@ -25,10 +25,12 @@ static void usage(FILE *fp)
         "  --model FILE        model file (default: $CONTINUO_MODEL, the installed default\n"
         "                      model, ./models/continuo-default.gguf)\n"
         "  --seconds S         length of the continuation (default 10)\n"
-        "  --temperature T     0 = greedy (default 1.0)\n"
-        "  --top-k K           sample among the K most likely events (default 0: off)\n"
-        "  --top-p P           nucleus sampling (default 1.0: off)\n"
-        "  --min-p P           drop events below P times the most likely (default 0: off)\n"
+        "  --temperature T     0 = greedy (default " PLAY_STR(PLAY_TEMPERATURE) ")\n"
+        "  --top-k K           sample among the K most likely events, 0: off (default "
+        PLAY_STR(PLAY_TOP_K) ")\n"
+        "  --top-p P           nucleus sampling, 1: off (default " PLAY_STR(PLAY_TOP_P) ")\n"
+        "  --min-p P           drop events below P times the most likely, 0: off (default "
+        PLAY_STR(PLAY_MIN_P) ")\n"
         "  --seed N            random seed: the same seed gives the same continuation\n"
         "                      (default: from the clock, printed)\n"
         "  --memory M          what a full model context does (default window): window\n"
@@ -37,7 +39,12 @@ static void usage(FILE *fp)
         "                      the oldest, at a constant cost per event. A long primer\n"
         "                      enters as its last 3/4 context (window) or context (stream)\n"
         "                      events\n"
-        "  --max-held N        never more than N notes sounding at once (default 16)\n"
+        "  --max-held N        never more than N notes sounding at once (default "
+        PLAY_STR(PLAY_MAX_HELD) ")\n"
+        "  --max-note-seconds S  end a note held longer than S seconds (default "
+        PLAY_STR(PLAY_MAX_NOTE_MS) " ms)\n"
+        "                      (sampling and caps default to what `serve` uses: the same\n"
+        "                      settings sound the same in both)\n"
         "  --plot OUT.svg|png  also draw a piano roll (primer and continuation in two colours)\n"
         "%s"
         "  --threads N         threads (default 2)\n", listen_usage);
@@ -47,7 +54,7 @@ static void usage(FILE *fp)
 
 typedef struct continue_opts {
     const char *primer_path, *out_path, *plot_path, *model_arg;
-    double seconds;
+    double seconds, max_note_s;
     int max_held, threads, seed_given, memory;    /* memory: a model_memory */
     sampler_opts so;
     listen_opts listen;     /* --play, --wav FILE */
@@ -58,7 +65,8 @@ static int parse_args(int argc, char **argv, continue_opts *o)
     memset(o, 0, sizeof *o);
     sampler_opts_default(&o->so);
     o->seconds = 10;
-    o->max_held = 16;
+    o->max_held = PLAY_MAX_HELD;
+    o->max_note_s = PLAY_MAX_NOTE_MS / 1000.0;
     o->threads = 2;
     o->memory = MODEL_MEMORY_WINDOW;
     for (int i = 1; i < argc; i++) {
@@ -82,6 +90,7 @@ static int parse_args(int argc, char **argv, continue_opts *o)
         else if (strcmp(a, "--top-k") == 0) { if (!NUM(0, 100000)) goto bad; o->so.top_k = (int)v; }
         else if (strcmp(a, "--seed") == 0) { if (!NUM(0, 1e18)) goto bad; o->so.seed = (uint64_t)v; o->seed_given = 1; }
         else if (strcmp(a, "--max-held") == 0) { if (!NUM(0, 128)) goto bad; o->max_held = (int)v; }
+        else if (strcmp(a, "--max-note-seconds") == 0) { if (!NUM(0.1, 60)) goto bad; o->max_note_s = v; }
         else if (strcmp(a, "--threads") == 0) { if (!NUM(1, 64)) goto bad; o->threads = (int)v; }
         else if (strcmp(a, "--memory") == 0) { if (cli_memory("continue", has ? argv[++i] : NULL, &o->memory) < 0) goto bad; }
         else if (a[0] == '-' && a[1]) {
@@ -184,7 +193,7 @@ int cmd_continue(int argc, char **argv)
 
     /* The decoder follows the primer's events so the mask knows what sounds. */
     perf_decoder dec;
-    perf_decoder_init(&dec, v, 8.0);
+    perf_decoder_init(&dec, v, o.max_note_s);
     for (size_t i = 0; i < n_ids; i++)
         if (perf_decoder_push(&dec, ids[i], &scratch) != 0)
             goto done;

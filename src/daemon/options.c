@@ -1,5 +1,6 @@
 /* options.c: the option table of `continuo serve`, its parser and its documentation. */
 #include "daemon/options.h"
+#include "model/sampler.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -80,13 +81,13 @@ const option_def config_options[] = {
       "Longest continuation, in seconds." },
     { "response_events", OPT_INT, "512", 1, 8192, NULL, 1, OFF(response_events),
       "Longest continuation, in model events (whichever limit comes first)." },
-    { "temperature", OPT_DOUBLE, "1", 0.05, 4, NULL, 1, OFF(temperature),
+    { "temperature", OPT_DOUBLE, PLAY_STR(PLAY_TEMPERATURE), 0.05, 4, NULL, 1, OFF(temperature),
       "Sampling temperature." },
-    { "top_p", OPT_DOUBLE, "0.95", 0.01, 1, NULL, 1, OFF(top_p),
+    { "top_p", OPT_DOUBLE, PLAY_STR(PLAY_TOP_P), 0.01, 1, NULL, 1, OFF(top_p),
       "Nucleus sampling: keep the most likely events up to this probability." },
-    { "top_k", OPT_INT, "0", 0, 1000, NULL, 1, OFF(top_k),
+    { "top_k", OPT_INT, PLAY_STR(PLAY_TOP_K), 0, 1000, NULL, 1, OFF(top_k),
       "Keep only the k most likely events; 0 turns it off." },
-    { "min_p", OPT_DOUBLE, "0", 0, 1, NULL, 1, OFF(min_p),
+    { "min_p", OPT_DOUBLE, PLAY_STR(PLAY_MIN_P), 0, 1, NULL, 1, OFF(min_p),
       "Drop events less likely than min_p times the most likely; 0 turns it off." },
     { "seed", OPT_INT, "0", 0, 2147483647, NULL, 1, OFF(seed),
       "Random seed of the sampler; 0 picks one from the clock." },
@@ -106,9 +107,9 @@ const option_def config_options[] = {
       "Send the player's notes to the outputs too." },
     { "model_channel", OPT_INT, "1", 1, 16, NULL, 1, OFF(model_channel),
       "MIDI channel of the continuation." },
-    { "max_held_notes", OPT_INT, "24", 1, 128, NULL, 1, OFF(max_held_notes),
+    { "max_held_notes", OPT_INT, PLAY_STR(PLAY_MAX_HELD), 1, 128, NULL, 1, OFF(max_held_notes),
       "Most model notes sounding at once; further note-ons are dropped." },
-    { "max_note_ms", OPT_INT, "5000", 100, 60000, NULL, 1, OFF(max_note_ms),
+    { "max_note_ms", OPT_INT, PLAY_STR(PLAY_MAX_NOTE_MS), 100, 60000, NULL, 1, OFF(max_note_ms),
       "Longest model note, in ms: a note held longer is ended (no stuck notes)." },
     { "lookahead_ms", OPT_INT, "10", 0, 500, NULL, 1, OFF(lookahead_ms),
       "Time from the phrase end to the start of the continuation's time line,\n"

@@ -11,10 +11,10 @@
 
 void sampler_opts_default(sampler_opts *o)
 {
-    o->temperature = 1.0f;
-    o->top_k = 0;
-    o->top_p = 1.0f;
-    o->min_p = 0.0f;
+    o->temperature = (float)PLAY_TEMPERATURE;
+    o->top_k = PLAY_TOP_K;
+    o->top_p = (float)PLAY_TOP_P;
+    o->min_p = (float)PLAY_MIN_P;
     o->seed = 1;
 }
 

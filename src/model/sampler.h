@@ -7,8 +7,22 @@
 struct vocab;
 struct perf_decoder;
 
+/* How continuations are played by default, in one place so that `continue`,
+ * `demo` and `serve` sound the same: sampling (sampler_opts_default) and the
+ * two caps the decoder applies. Chosen on ASAP's valid split with
+ * bench/realism.py (the table is in models/MODEL_CARD.md). Plain numbers: the
+ * service's option table spells them as strings with PLAY_STR. */
+#define PLAY_TEMPERATURE 1.0
+#define PLAY_TOP_P       0.95
+#define PLAY_TOP_K       0
+#define PLAY_MIN_P       0
+#define PLAY_MAX_HELD    24      /* notes sounding at once */
+#define PLAY_MAX_NOTE_MS 5000    /* a note held longer is ended */
+#define PLAY_STR_(x) #x
+#define PLAY_STR(x) PLAY_STR_(x)
+
 typedef struct sampler_opts {
-    float    temperature;   /* 0: greedy (argmax); default 1 */
+    float    temperature;   /* 0: greedy (argmax) */
     int      top_k;         /* keep the K most likely; 0: off */
     float    top_p;         /* keep the smallest set with mass >= P; 1: off */
     float    min_p;         /* drop events below MIN_P times the most likely; 0: off */
