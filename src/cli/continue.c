@@ -31,9 +31,12 @@ static void usage(FILE *fp)
         "  --top-p P           nucleus sampling, 1: off (default " PLAY_STR(PLAY_TOP_P) ")\n"
         "  --min-p P           drop events below P times the most likely, 0: off (default "
         PLAY_STR(PLAY_MIN_P) ")\n"
+        "  --filter-time-shifts  let top-k, top-p and min-p cut time shifts too (default:\n"
+        "                      they choose among notes and velocities only, and how long\n"
+        "                      to wait keeps the model's own odds)\n"
         "  --seed N            random seed: the same seed gives the same continuation\n"
         "                      (default: from the clock, printed)\n"
-        "  --memory M          what a full model context does (default window): window\n"
+        "  --memory M          what a full model context does (default stream): window\n"
         "                      slides it, prefilling its last 3/4 again (a pause every\n"
         "                      context/4 events); stream rolls it, each event overwriting\n"
         "                      the oldest, at a constant cost per event. A long primer\n"
@@ -68,7 +71,7 @@ static int parse_args(int argc, char **argv, continue_opts *o)
     o->max_held = PLAY_MAX_HELD;
     o->max_note_s = PLAY_MAX_NOTE_MS / 1000.0;
     o->threads = 2;
-    o->memory = MODEL_MEMORY_WINDOW;
+    o->memory = MODEL_MEMORY_STREAM;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         double v;
@@ -90,6 +93,7 @@ static int parse_args(int argc, char **argv, continue_opts *o)
         else if (strcmp(a, "--top-k") == 0) { if (!NUM(0, 100000)) goto bad; o->so.top_k = (int)v; }
         else if (strcmp(a, "--seed") == 0) { if (!NUM(0, 1e18)) goto bad; o->so.seed = (uint64_t)v; o->seed_given = 1; }
         else if (strcmp(a, "--max-held") == 0) { if (!NUM(0, 128)) goto bad; o->max_held = (int)v; }
+        else if (strcmp(a, "--filter-time-shifts") == 0) o->so.filter_time = 1;
         else if (strcmp(a, "--max-note-seconds") == 0) { if (!NUM(0.1, 60)) goto bad; o->max_note_s = v; }
         else if (strcmp(a, "--threads") == 0) { if (!NUM(1, 64)) goto bad; o->threads = (int)v; }
         else if (strcmp(a, "--memory") == 0) { if (cli_memory("continue", has ? argv[++i] : NULL, &o->memory) < 0) goto bad; }

@@ -15,6 +15,7 @@ void sampler_opts_default(sampler_opts *o)
     o->top_k = PLAY_TOP_K;
     o->top_p = (float)PLAY_TOP_P;
     o->min_p = (float)PLAY_MIN_P;
+    o->filter_time = PLAY_FILTER_TIME;
     o->seed = 1;
 }
 
@@ -71,6 +72,12 @@ void sampler_forbid(sampler *s, int id)
         s->forbidden[id] = 1;
 }
 
+void sampler_protect(sampler *s, int id)
+{
+    if (id >= 0 && id < s->vocab_size && s->forbidden[id] != 1)
+        s->forbidden[id] = 2;
+}
+
 void sampler_mask_from_decoder(sampler *s, const vocab *v, const perf_decoder *d, int max_held, int allow_eos)
 {
     sampler_allow_all(s);
@@ -90,6 +97,9 @@ void sampler_mask_from_decoder(sampler *s, const vocab *v, const perf_decoder *d
         if (!sounding && max_held > 0 && held >= max_held)
             sampler_forbid(s, v->note_on_base + p - v->min_pitch);
     }
+    if (!s->opts.filter_time)
+        for (int i = 0; i < v->n_time_shifts; i++)
+            sampler_protect(s, v->time_shift_base + i);
 }
 
 float sampler_random(sampler *s)
@@ -104,7 +114,7 @@ static int argmax(const sampler *s, const float *logits, int masked)
 {
     int best = -1;
     for (int i = 0; i < s->vocab_size; i++) {
-        if (masked && s->forbidden[i])
+        if (masked && s->forbidden[i] == 1)
             continue;
         if (best < 0 || logits[i] > logits[best])
             best = i;
@@ -146,7 +156,7 @@ int sampler_sample(sampler *s, const float *logits)
     int n = 0;
     double sum = 0;
     for (int i = 0; i < s->vocab_size; i++) {
-        if (s->forbidden[i] || !isfinite(logits[i])) {
+        if (s->forbidden[i] == 1 || !isfinite(logits[i])) {
             s->probs[i] = 0;
             continue;
         }
@@ -179,6 +189,13 @@ int sampler_sample(sampler *s, const float *logits)
         }
         keep = k;
     }
+    /* protected candidates the filters cut come back, in order (what they
+     * overwrite was cut) */
+    int w = keep;
+    for (int k = keep; k < n; k++)
+        if (s->forbidden[s->order[k].id] == 2)
+            s->order[w++] = s->order[k];
+    keep = w;
     double mass = 0;
     for (int k = 0; k < keep; k++)
         mass += s->order[k].p;

@@ -120,7 +120,7 @@ static void test_mask(void)
     CHECK(s.forbidden[on62]);            /* two notes held, the cap is 2 */
     CHECK(!s.forbidden[on60]);           /* re-striking a sounding pitch does not add one */
     CHECK(s.forbidden[0] && s.forbidden[1]);   /* PAD, EOS */
-    CHECK(!s.forbidden[vocab_id(v, EVENT_TIME_SHIFT, 10)]);
+    CHECK(s.forbidden[vocab_id(v, EVENT_TIME_SHIFT, 10)] == 2);   /* allowed, protected */
     /* even when the model wants a forbidden event most, it is never drawn */
     lg[off62] = 50;
     lg[on62] = 49;
@@ -136,10 +136,50 @@ static void test_mask(void)
     note_list_free(&out);
 }
 
+/* Time shifts keep the model's own odds under top-p: a long wait the model
+ * gives 5 % is still drawn about 5 % of the time, while a pitch of 5 % is
+ * cut; with filter_time it is cut like any event. */
+static void test_protected_time(void)
+{
+    const vocab *v = vocab_find("mt310");
+    if (!v)
+        return;
+    perf_decoder d;
+    perf_decoder_init(&d, v, 30.0);
+    float *lg = malloc(sizeof(float) * (size_t)v->size);
+    for (int i = 0; i < v->size; i++)
+        lg[i] = -INFINITY;
+    int on60 = vocab_id(v, EVENT_NOTE_ON, 60), on61 = vocab_id(v, EVENT_NOTE_ON, 61);
+    int on62 = vocab_id(v, EVENT_NOTE_ON, 62), wait = vocab_id(v, EVENT_TIME_SHIFT, 100);
+    lg[on60] = logf(0.80f);
+    lg[on61] = logf(0.10f);
+    lg[on62] = logf(0.05f);
+    lg[wait] = logf(0.05f);
+    for (int filter = 0; filter <= 1; filter++) {
+        sampler s = make(v->size, 1.0f, 0, 0.9f, 0.0f, 77);
+        s.opts.filter_time = filter;
+        sampler_mask_from_decoder(&s, v, &d, 0, 0);
+        int n_wait = 0, n62 = 0, N = 20000;
+        for (int i = 0; i < N; i++) {
+            int id = sampler_sample(&s, lg);
+            n_wait += id == wait;
+            n62 += id == on62;
+        }
+        CHECK_INT(n62, 0);                       /* the pitch tail is cut */
+        if (filter)
+            CHECK_INT(n_wait, 0);                /* and so is the wait */
+        else
+            CHECK_NEAR(n_wait / (double)N, 0.05 / 0.95, 0.01);   /* kept: 0.05 of 0.8+0.1+0.05 */
+        sampler_free(&s);
+    }
+    free(lg);
+}
+
 int main(void)
 {
     test_knobs();
     test_seed();
     test_mask();
+    test_protected_time();
     return CHECK_DONE();
 }
