@@ -119,7 +119,7 @@ const option_def config_options[] = {
       "cores to spare; the audio and the service loop need one)." },
     { "context_events", OPT_INT, "1024", 16, 65536, NULL, 0, OFF(context_events),
       "Model events kept as context (the oldest are forgotten beyond it)." },
-    { "memory", OPT_ENUM, "window", 0, 0, "window|stream", 0, OFF(memory),
+    { "memory", OPT_ENUM, "stream", 0, 0, "window|stream", 0, OFF(memory),
       "How the model makes room when its context is full: stream rolls it,\n"
       "each event overwriting the oldest in its cache, at the same cost for\n"
       "every event; window slides it, computing its last 3/4 again (a pause\n"

@@ -120,7 +120,7 @@ def main() -> int:
             cw, cs = cont_notes(ow), cont_notes(os_)
             check(len(cw) > 3 and cw[:3] == cs[:3], f"the same first notes in both modes ({cw[:3]}, {cs[:3]})")
             check(cw != cs, "different continuations once the context is full")
-            check(open(od, "rb").read() == open(ow, "rb").read(), "window memory is the default")
+            check(open(od, "rb").read() == open(os_, "rb").read(), "stream memory is the default")
         r = run("continue", primer, "-o", os.path.join(d, "o5.mid"), "--model", model,
                 "--memory", "rolling")
         check(r.returncode == 2 and "window" in r.stderr and "stream" in r.stderr
