@@ -22,6 +22,7 @@
 #include "daemon/notify.h"
 #include "daemon/phrase.h"
 #include "daemon/scheduler.h"
+#include "daemon/transport.h"
 #include "io/midi_port.h"
 #include "midi/smf.h"
 #include "synth/fluid.h"
@@ -53,12 +54,22 @@ typedef struct service {
     scheduler    sched;             /* the model's output */
     note_table   thru;              /* the player's notes sent thru */
     phrase       ph;
+    transport    tp;                /* MIDI clock and transport from the inputs */
     generator    gen;
     uint64_t     seed;
     /* the current continuation */
     uint32_t     next_id, response_id;  /* 0: none */
     int          response_gen_done;
     int64_t      response_start;    /* ns: time zero of its events */
+    int64_t      response_end;      /* ns: bar line it ends on (response_bars); INT64_MAX: none */
+    int64_t      grid_origin;       /* ns: a beat line, for quantize; grid_ns 0: off */
+    double       grid_ns;           /* quantize grid step */
+    int64_t      anchor_pos;        /* song position of the clock tick the first note
+                                       waits for (response_start = beat|bar); -1: none */
+    int64_t      anchor_until;      /* ns: past this the answer goes on without the tick */
+    uint64_t     anchored, anchor_missed;   /* answers started on their tick, or not */
+    int64_t      shift_ns[128];     /* quantize: how far each pitch's sounding note moved */
+    int64_t      last_off[128];     /* due time of each pitch's last note-off */
     double       response_last_t;   /* time of its latest event so far, s */
     int64_t      phrase_end_ns;     /* when the phrase it answers ended */
     double       phrase_end_t;      /* the same in session seconds */
@@ -156,6 +167,7 @@ static void stop_response(service *sv, int64_t now)
     }
     sv->response_id = 0;
     sv->first_note_pending = 0;
+    sv->anchor_pos = -1;
     scheduler_drop_queued(&sv->sched);
     scheduler_silence(&sv->sched, now, emit_model, sv);
 }
@@ -180,6 +192,27 @@ static void start_response(service *sv, int64_t now, int reroll)
     c.s.seed = sv->seed + sv->next_id;
     c.max_events = sv->cfg.response_events;
     c.max_seconds = sv->cfg.response_seconds;
+    int64_t begin = now + (int64_t)sv->cfg.lookahead_ms * 1000000, end = INT64_MAX;
+    double grid = 0;
+    int64_t origin = 0, anchor = -1;
+    if (sv->cfg.sync == SYNC_CLOCK && transport_locked(&sv->tp, now)) {
+        int64_t beat = TRANSPORT_PPQN, bar = beat * sv->cfg.beats_per_bar, pos, at;
+        if (sv->cfg.response_start != START_NOW) {
+            pos = transport_next_line(&sv->tp, begin, sv->cfg.response_start == START_BAR ? bar : beat, &at);
+            begin = at;
+            anchor = pos;
+        } else {
+            pos = transport_next_line(&sv->tp, begin, 1, &at);  /* the clock nearest the start */
+        }
+        origin = transport_time_of(&sv->tp, pos / beat * beat);
+        if (sv->cfg.response_bars > 0) {
+            end = transport_time_of(&sv->tp, (pos / bar + sv->cfg.response_bars) * bar);
+            c.max_seconds = (double)(end - begin) / NS;
+        }
+        static const double per_beat[] = { 0, 2, 4, 3, 6 };   /* quantize_kind -> steps a beat */
+        if (sv->cfg.quantize != QUANTIZE_OFF)
+            grid = sv->tp.period_ns * TRANSPORT_PPQN / per_beat[sv->cfg.quantize];
+    }
     if (generator_send(&sv->gen, &c) < 0) {
         log_warn_limited(&sv->busy_warn, "generator busy: phrase not answered");
         return;
@@ -188,7 +221,14 @@ static void start_response(service *sv, int64_t now, int reroll)
     sv->response_gen_done = 0;
     sv->response_last_t = 0;
     sv->phrase_end_ns = now;
-    sv->response_start = now + (int64_t)sv->cfg.lookahead_ms * 1000000;
+    sv->response_start = begin;
+    sv->anchor_pos = anchor;
+    sv->anchor_until = begin + (int64_t)(sv->tp.period_ns / 2);   /* half a clock */
+    sv->response_end = end;
+    sv->grid_origin = origin;
+    sv->grid_ns = grid;
+    memset(sv->shift_ns, 0, sizeof sv->shift_ns);
+    memset(sv->last_off, 0, sizeof sv->last_off);
     sv->first_note_pending = 1;
     sv->responses++;
 }
@@ -197,6 +237,28 @@ static void panic(service *sv, int64_t now)
 {
     stop_response(sv, now);
     silence_all(sv, now);
+}
+
+/* quantize: a note-on moves quantize_strength of the way to the nearest
+ * grid line (never before its pitch's last note-off), its note-off by as
+ * much, so the note keeps its length. */
+static int64_t place_on_grid(service *sv, const midi_msg *m, int64_t due)
+{
+    int p = m->data1;
+    if (sv->grid_ns <= 0)
+        return due;
+    if (midi_msg_is_note_on(m)) {
+        double steps = (double)(due - sv->grid_origin) / sv->grid_ns;
+        double line = (double)sv->grid_origin + (double)(int64_t)(steps + (steps < 0 ? -0.5 : 0.5)) * sv->grid_ns;
+        int64_t moved = due + (int64_t)(sv->cfg.quantize_strength * (line - (double)due));
+        if (moved < sv->last_off[p])
+            moved = sv->last_off[p];
+        sv->shift_ns[p] = moved - due;
+        return moved;
+    }
+    due += sv->shift_ns[p];
+    sv->last_off[p] = due;
+    return due;
 }
 
 static void receive_generated(service *sv)
@@ -212,6 +274,8 @@ static void receive_generated(service *sv)
              * by the scheduler). */
             sv->response_gen_done = 1;
             int64_t end = sv->response_start + (int64_t)(sv->response_last_t * NS + 0.5) + TAIL_NS;
+            if (end > sv->response_end)
+                end = sv->response_end;
             for (int p = 0; p < 128; p++) {
                 midi_msg off = { (uint8_t)(0x80 | (sv->cfg.model_channel - 1)), (uint8_t)p, 0, 3 };
                 scheduler_push(&sv->sched, end, &off);
@@ -224,6 +288,12 @@ static void receive_generated(service *sv)
                        (uint8_t)(o.ev.pitch & 0x7F), (uint8_t)(o.ev.on ? (o.ev.velocity ? o.ev.velocity : 64) : 0), 3 };
         /* Absolute deadline from the continuation's start: no drift. */
         int64_t due = sv->response_start + (int64_t)(o.ev.time * NS + 0.5);
+        due = place_on_grid(sv, &m, due);
+        if (due >= sv->response_end) {
+            if (midi_msg_is_note_on(&m))
+                continue;           /* past the answer's last bar line */
+            due = sv->response_end;
+        }
         scheduler_push(&sv->sched, due, &m);
     }
     if (atomic_exchange(&sv->gen.failed, 0))
@@ -232,14 +302,52 @@ static void receive_generated(service *sv)
 
 /* ---- the player's input ---- */
 
+/* A clock tick came while an answer waits for its beat: when it is the
+ * beat's own tick, the answer's time line moves onto it (the DAW's tick is
+ * the beat, however early or late it comes against the prediction, within
+ * half a clock); the first note goes out now. */
+static void anchor_on_tick(service *sv, int64_t now)
+{
+    int64_t pos = transport_position(&sv->tp), want = sv->anchor_pos;
+    if (!sv->tp.running || pos < want)
+        return;
+    int64_t delta = now - sv->response_start, half = (int64_t)(sv->tp.period_ns / 2);
+    sv->anchor_pos = -1;
+    if (pos != want || delta < -half || delta > half) {
+        sv->anchor_missed++;
+        return;
+    }
+    scheduler_shift_queued(&sv->sched, delta);
+    sv->response_start += delta;
+    if (sv->response_end != INT64_MAX)
+        sv->response_end += delta;
+    sv->grid_origin += delta;
+    sv->anchored++;
+}
+
+/* With sync = clock the model answers only while the transport runs. */
+static int may_answer(const service *sv)
+{
+    return sv->cfg.sync != SYNC_CLOCK || sv->tp.running;
+}
+
 static void handle_input(service *sv, const midi_msg *m, int64_t now)
 {
     gen_event ev[130];
     int n_ev = 0;
     double t = session_time(sv, now);
 
-    if (!midi_msg_is_channel(m))
-        return;     /* clock, active sensing, ... */
+    if (!midi_msg_is_channel(m)) {
+        int tr = transport_input(&sv->tp, m, now);
+        if ((tr & TRANSPORT_CLOCK) && sv->anchor_pos >= 0)
+            anchor_on_tick(sv, now);
+        if ((tr & TRANSPORT_STOPPED) && sv->cfg.sync == SYNC_CLOCK) {
+            stop_response(sv, now);     /* Stop: the model is silent at once */
+            log_debug("transport stopped at bar %" PRId64 ": the model is silent",
+                      transport_position(&sv->tp) / (TRANSPORT_PPQN * sv->cfg.beats_per_bar) + 1);
+        }
+        return;     /* active sensing, ... */
+    }
     recorder_add(&sv->rec, RECORD_PLAYER, t, m);
     int act = phrase_input(&sv->ph, &sv->cfg, m, now, t, ev, &n_ev);
     if (act & PHRASE_NOTE_ON) {
@@ -264,9 +372,10 @@ static void handle_input(service *sv, const midi_msg *m, int64_t now)
     if (act & PHRASE_HANDOVER) {
         stop_response(sv, now);
         phrase_end(&sv->ph);
-        start_response(sv, now, 0);
+        if (may_answer(sv))
+            start_response(sv, now, 0);
     }
-    if ((act & PHRASE_REROLL) && sv->have_last_phrase) {
+    if ((act & PHRASE_REROLL) && sv->have_last_phrase && may_answer(sv)) {
         stop_response(sv, now);
         start_response(sv, now, 1);
     }
@@ -369,6 +478,18 @@ static void cmd_status(service *sv, char *reply, size_t len)
              scheduler_queued(&sv->sched), sv->sched.swept,
              sv->sched.dropped_full + sv->sched.dropped_held,
              recorder_count(&sv->rec, RECORD_PLAYER), recorder_count(&sv->rec, RECORD_MODEL), lat, err);
+    /* The clock: tempo (0: none heard yet), transport, where the song is. */
+    size_t used = strlen(reply);
+    int64_t pos = transport_position(&sv->tp);
+    int64_t bar_len = (int64_t)TRANSPORT_PPQN * sv->cfg.beats_per_bar;
+    if (used < len)
+        snprintf(reply + used, len - used,
+                 " sync=%s tempo=%.2f clock=%s transport=%s bar=%" PRId64 " beat=%" PRId64 " mode=call"
+                 " on_tick=%" PRIu64 " off_tick=%" PRIu64,
+                 sv->cfg.sync == SYNC_CLOCK ? "clock" : "free", transport_bpm(&sv->tp),
+                 transport_locked(&sv->tp, now_ns()) ? "locked" : "none",
+                 sv->tp.running ? "playing" : "stopped", pos / bar_len + 1,
+                 pos % bar_len / TRANSPORT_PPQN + 1, sv->anchored, sv->anchor_missed);
 }
 
 /* The scheduler's limits follow the live settings. */
@@ -597,8 +718,14 @@ static int run_loop(service *sv)
 {
     struct pollfd fds[MAX_POLL];
     while (!sv->quit) {
-        int64_t now = now_ns();
-        scheduler_run(&sv->sched, now, 0, emit_model, sv);
+        int64_t now = now_ns(), until = now;
+        if (sv->anchor_pos >= 0 && now >= sv->anchor_until) {
+            sv->anchor_pos = -1;            /* the beat's tick did not come: go on */
+            sv->anchor_missed++;
+        }
+        if (sv->anchor_pos >= 0 && until >= sv->response_start)
+            until = sv->response_start - 1; /* the answer waits for its tick */
+        scheduler_run(&sv->sched, until, 0, emit_model, sv);
         int64_t lost = phrase_next_lost(&sv->ph, &sv->cfg);
         if (lost <= now) {
             release_lost_keys(sv, now);
@@ -608,7 +735,10 @@ static int run_loop(service *sv)
         if (pd <= now) {
             phrase_end(&sv->ph);
             stop_response(sv, now);
-            start_response(sv, now, 0);
+            if (may_answer(sv))
+                start_response(sv, now, 0);
+            else
+                log_debug("phrase ended with the transport stopped: not answered (sync = clock)");
             continue;
         }
         if (sv->watchdog_ns && now >= sv->next_watchdog) {
@@ -616,6 +746,8 @@ static int run_loop(service *sv)
             sv->next_watchdog = now + sv->watchdog_ns / 2;
         }
         int64_t wake = scheduler_next_deadline(&sv->sched);
+        if (sv->anchor_pos >= 0 && wake >= sv->response_start && wake < sv->anchor_until)
+            wake = sv->anchor_until;
         if (pd < wake)
             wake = pd;
         if (lost < wake)
@@ -690,6 +822,9 @@ int daemon_run(const config *cfg, const char *config_path, char *const *sets, in
     sv->t0 = now_ns();
     sv->seed = cfg->seed ? (uint64_t)cfg->seed : (uint64_t)sv->t0;
     phrase_init(&sv->ph);
+    transport_init(&sv->tp);
+    sv->response_end = INT64_MAX;
+    sv->anchor_pos = -1;
     note_table_clear(&sv->thru);
 
     /* Signals become readable on a signalfd; blocked before any thread

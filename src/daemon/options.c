@@ -125,6 +125,27 @@ const option_def config_options[] = {
       "every event; window slides it, computing its last 3/4 again (a pause\n"
       "of one prefill every context/4 events, done while the player plays\n"
       "when it can)." },
+    { "sync", OPT_ENUM, "free", 0, 0, "free|clock", 1, OFF(sync),
+      "What times the answers.  free: their own clock, an answer as soon as\n"
+      "the phrase ends.  clock: MIDI clock (24 per beat) and transport (Start,\n"
+      "Continue, Stop, Song Position) from any input, as a DAW sends them:\n"
+      "answers only while the transport runs, Stop silences the model at once,\n"
+      "and response_start, response_bars and quantize follow the beat." },
+    { "response_start", OPT_ENUM, "beat", 0, 0, "now|beat|bar", 1, OFF(response_start),
+      "With sync = clock, where an answer's first note falls: now (the phrase\n"
+      "end, as free), the next beat, or the next bar line after the phrase end." },
+    { "beats_per_bar", OPT_INT, "4", 1, 32, NULL, 1, OFF(beats_per_bar),
+      "Beats (quarter notes of the MIDI clock) in a bar, counted from Start or\n"
+      "the Song Position Pointer." },
+    { "response_bars", OPT_INT, "0", 0, 64, NULL, 1, OFF(response_bars),
+      "With sync = clock, an answer's length in bars: it ends on the bar line\n"
+      "this many bars after the one where it starts (notes still sounding end\n"
+      "there).  0: response_seconds and response_events decide." },
+    { "quantize", OPT_ENUM, "off", 0, 0, "off|1/8|1/16|1/8t|1/16t", 1, OFF(quantize),
+      "With sync = clock, the grid the model's note onsets are moved toward\n"
+      "(eighths, sixteenths, or their triplets); each note keeps its length." },
+    { "quantize_strength", OPT_DOUBLE, "1", 0, 1, NULL, 1, OFF(quantize_strength),
+      "How far onsets move toward the grid: 1 onto it, 0.5 half way, 0 not." },
 };
 const size_t config_n_options = sizeof config_options / sizeof config_options[0];
 

@@ -18,6 +18,12 @@ typedef enum {
     AUDIO_FILE
 } audio_driver_kind;
 #define AUDIO_DRIVER_CHOICES "alsa|jack|pulseaudio|pipewire|sdl2|oss|portaudio|file"
+/* What times the answers: their own clock, or MIDI clock from an input. */
+typedef enum { SYNC_FREE, SYNC_CLOCK } sync_kind;
+/* Where an answer's first note falls (with sync = clock). */
+typedef enum { START_NOW, START_BEAT, START_BAR } response_start_kind;
+/* The grid the model's onsets are moved toward (with sync = clock). */
+typedef enum { QUANTIZE_OFF, QUANTIZE_8, QUANTIZE_16, QUANTIZE_8T, QUANTIZE_16T } quantize_kind;
 
 /* Every setting of the service; plain data, copied by value (no pointers). */
 typedef struct config {
@@ -51,6 +57,12 @@ typedef struct config {
     int    context_events;                 /* tokens kept in the model's context */
     int    model_threads;                  /* threads of the model's forward pass */
     int    memory;                         /* model_memory: 0 window (slides), 1 stream (rolls) */
+    int    sync;                           /* sync_kind */
+    int    response_start;                 /* response_start_kind */
+    int    beats_per_bar;
+    int    response_bars;                  /* 0: response_seconds decides */
+    int    quantize;                       /* quantize_kind */
+    double quantize_strength;              /* 0..1 */
 } config;
 
 /* One option: the single place that names, types, bounds and documents it. */

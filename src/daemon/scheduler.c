@@ -160,6 +160,12 @@ void scheduler_drop_queued(scheduler *s)
     s->n = 0;
 }
 
+void scheduler_shift_queued(scheduler *s, int64_t delta)
+{
+    for (size_t i = 0; i < s->n; i++)   /* the same for all: the heap keeps its order */
+        s->heap[i].due += delta;
+}
+
 void scheduler_silence(scheduler *s, int64_t now, sched_emit_fn emit, void *user)
 {
     for (int ch = 0; ch < 16 && s->notes.count > 0; ch++)

@@ -72,6 +72,9 @@ void scheduler_run(scheduler *s, int64_t now, int64_t slack_ns, sched_emit_fn em
 /* Drops every queued message (panic, interruption, re-roll). */
 void scheduler_drop_queued(scheduler *s);
 
+/* Moves every queued message DELTA ns later (earlier if negative). */
+void scheduler_shift_queued(scheduler *s, int64_t delta);
+
 /* Sends a note-off for every note sounding, at once. */
 void scheduler_silence(scheduler *s, int64_t now, sched_emit_fn emit, void *user);
 

@@ -351,6 +351,11 @@ static int event_to_msg(const snd_seq_event_t *ev, midi_msg *m)
     case SND_SEQ_EVENT_START: *m = (midi_msg){ 0xFA, 0, 0, 1 }; return 1;
     case SND_SEQ_EVENT_CONTINUE: *m = (midi_msg){ 0xFB, 0, 0, 1 }; return 1;
     case SND_SEQ_EVENT_STOP: *m = (midi_msg){ 0xFC, 0, 0, 1 }; return 1;
+    case SND_SEQ_EVENT_SONGPOS: {        /* value: 16ths from the song's start */
+        int v = c->value < 0 ? 0 : c->value > 16383 ? 16383 : c->value;
+        *m = (midi_msg){ 0xF2, (uint8_t)(v & 127), (uint8_t)(v >> 7), 3 };
+        return 1;
+    }
     default:
         return 0;
     }
@@ -406,6 +411,10 @@ static int alsa_write(midi_port *p, const midi_msg *m)
         case 0xFA: ev.type = SND_SEQ_EVENT_START; break;
         case 0xFB: ev.type = SND_SEQ_EVENT_CONTINUE; break;
         case 0xFC: ev.type = SND_SEQ_EVENT_STOP; break;
+        case 0xF2:
+            ev.type = SND_SEQ_EVENT_SONGPOS;
+            ev.data.control.value = m->data1 | (m->data2 << 7);
+            break;
         default:
             return 0;   /* other system messages are not sent to ALSA peers */
         }

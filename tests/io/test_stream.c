@@ -65,6 +65,26 @@ static void test_realtime_inside_message(void)
     CHECK_INT(s.stats.truncated, 0);
 }
 
+static void test_transport_messages(void)
+{
+    /* What a DAW sends: Song Position Pointer with a clock between its data
+     * bytes, Continue, Stop and clock between running-status notes. */
+    const uint8_t b[] = { 0xF2, 0x10, 0xF8, 0x01, 0xFB, 0x90, 60, 0xF8, 100, 0xFC, 62, 0xF8, 0 };
+    midi_stream s;
+    midi_msg m[10];
+    CHECK_INT(parse(&s, b, sizeof b, m, 10), 8);
+    MSG_IS(m[0], 0xF8, 0, 0, 1);
+    MSG_IS(m[1], 0xF2, 0x10, 0x01, 3);      /* 16 + 128 sixteenths */
+    MSG_IS(m[2], 0xFB, 0, 0, 1);
+    MSG_IS(m[3], 0xF8, 0, 0, 1);
+    MSG_IS(m[4], 0x90, 60, 100, 3);
+    MSG_IS(m[5], 0xFC, 0, 0, 1);
+    MSG_IS(m[6], 0xF8, 0, 0, 1);
+    MSG_IS(m[7], 0x90, 62, 0, 3);
+    CHECK_INT(s.stats.truncated, 0);
+    CHECK_INT(s.stats.junk, 0);
+}
+
 static void test_sysex_skipped(void)
 {
     /* A SysEx (with a clock inside it) between two notes; after it running
@@ -194,6 +214,7 @@ int main(void)
     test_plain_messages();
     test_running_status();
     test_realtime_inside_message();
+    test_transport_messages();
     test_sysex_skipped();
     test_sysex_ended_by_status();
     test_long_sysex_bounded();
