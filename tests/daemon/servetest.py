@@ -303,3 +303,75 @@ def read_smf(path):
         tracks[name] = events
         pos = end
     return tracks, div
+
+
+PPQN = 24           # MIDI clocks per beat
+BAR = 4 * PPQN      # clocks in a 4/4 bar
+
+
+class Daw:
+    """Sends a timeline of clock ticks and messages; tick k goes out at its
+    time by the tempo in force.  at[k]: list of byte strings or callables
+    sent or run right after tick k's clock; a tuple (HEAD, TAIL) of bytes
+    is sent with tick k's clock byte between them, in the middle of a
+    message)."""
+
+    def __init__(self, sv):
+        self.sv = sv
+        self.at = {}
+        self.tempo = {0: 120.0}            # from tick k on, this many BPM
+        self.sent = []                     # (k, time sent, song position or None)
+        self.n_ticks = 0
+        self.error = None
+
+    def add(self, k, item):
+        self.at.setdefault(k, []).append(item)
+
+    def run(self, n_ticks):
+        self.n_ticks = n_ticks
+        t = time.monotonic() + 0.1
+        bpm, pos, running = 120.0, None, False
+        for k in range(n_ticks):
+            bpm = self.tempo.get(k, bpm)
+            now = time.monotonic()
+            if t > now:
+                time.sleep(t - now)
+            items = self.at.get(k, [])
+            clock_inside = None
+            pre = b""
+            for it in items:
+                if isinstance(it, bytes) and it in (b"\xfa", b"\xfb", b"\xfc"):
+                    pre += it                  # transport goes before the clock
+                elif isinstance(it, tuple):
+                    clock_inside = it
+            if b"\xfa" in pre:
+                pos, running = 0, True
+            elif b"\xfb" in pre:
+                running = True
+            elif b"\xfc" in pre:
+                running = False
+            data = pre + (clock_inside[0] + b"\xf8" + clock_inside[1] if clock_inside else b"\xf8")
+            self.sv.play(data)
+            # The clock byte is on the wire once write() returns.
+            self.sent.append((k, time.monotonic(), pos if running else None))
+            if running:
+                pos += 1
+            for it in items:
+                if callable(it):
+                    it()
+                elif isinstance(it, bytes) and it not in (b"\xfa", b"\xfb", b"\xfc"):
+                    self.sv.play(it)
+            t += 60.0 / bpm / PPQN
+
+    def phrase(self, k, notes):
+        """NOTES: (tick offset, pitch, length in ticks); the first note-on
+        carries the clock byte in its middle.  Returns the tick of the last note-off."""
+        last = k
+        for i, (off, p, ln) in enumerate(notes):
+            if i == 0 and off == 0:
+                self.add(k, (bytes([0x90, p]), bytes([100])))
+            else:
+                self.add(k + off, bytes([0x90, p, 100]))
+            self.add(k + off + ln, bytes([0x80, p, 0]))
+            last = max(last, k + off + ln)
+        return last

@@ -16,10 +16,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from servetest import FifoReader, Service, check, done, sanitized, unended_notes  # noqa: E402
+from servetest import BAR, PPQN, Daw, FifoReader, Service, check, done, sanitized, unended_notes  # noqa: E402
 
-PPQN = 24
-BAR = 4 * PPQN
 ONSET_MS = 3.0          # the issue: the first note within 3 ms of its beat
 STOP_MS = 20.0          # the issue: silent within 20 ms of Stop
 if sanitized():
@@ -29,73 +27,6 @@ if sanitized():
 def status(sv, key):
     m = re.search(r"\b%s=(\S+)" % key, sv.request("status"))
     return m.group(1) if m else None
-
-
-class Daw:
-    """Sends a timeline of clock ticks and messages; tick k goes out at its
-    time by the tempo in force.  at[k]: list of byte strings or callables
-    sent or run right after tick k's clock (b"@" inside bytes marks where
-    the clock byte goes, to put it in the middle of a message)."""
-
-    def __init__(self, sv):
-        self.sv = sv
-        self.at = {}
-        self.tempo = {0: 120.0}            # from tick k on, this many BPM
-        self.sent = []                     # (k, time sent, song position or None)
-        self.n_ticks = 0
-        self.error = None
-
-    def add(self, k, item):
-        self.at.setdefault(k, []).append(item)
-
-    def run(self, n_ticks):
-        self.n_ticks = n_ticks
-        t = time.monotonic() + 0.1
-        bpm, pos, running = 120.0, None, False
-        for k in range(n_ticks):
-            bpm = self.tempo.get(k, bpm)
-            now = time.monotonic()
-            if t > now:
-                time.sleep(t - now)
-            items = self.at.get(k, [])
-            clock_inside = None
-            pre = b""
-            for it in items:
-                if isinstance(it, bytes) and it in (b"\xfa", b"\xfb", b"\xfc"):
-                    pre += it                  # transport goes before the clock
-                elif isinstance(it, bytes) and b"@" in it:
-                    clock_inside = it
-            if b"\xfa" in pre:
-                pos, running = 0, True
-            elif b"\xfb" in pre:
-                running = True
-            elif b"\xfc" in pre:
-                running = False
-            data = pre + (clock_inside.replace(b"@", b"\xf8") if clock_inside else b"\xf8")
-            self.sv.play(data)
-            # The clock byte is on the wire once write() returns.
-            self.sent.append((k, time.monotonic(), pos if running else None))
-            if running:
-                pos += 1
-            for it in items:
-                if callable(it):
-                    it()
-                elif isinstance(it, bytes) and it not in (b"\xfa", b"\xfb", b"\xfc") and b"@" not in it:
-                    self.sv.play(it)
-            t += 60.0 / bpm / PPQN
-
-    def phrase(self, k, notes):
-        """NOTES: (tick offset, pitch, length in ticks); the first note-on
-        carries the clock byte in its middle.  Returns the tick of the last note-off."""
-        last = k
-        for i, (off, p, ln) in enumerate(notes):
-            if i == 0 and off == 0:
-                self.add(k, bytes([0x90, p]) + b"@" + bytes([100]))
-            else:
-                self.add(k + off, bytes([0x90, p, 100]))
-            self.add(k + off + ln, bytes([0x80, p, 0]))
-            last = max(last, k + off + ln)
-        return last
 
 
 d = tempfile.mkdtemp(prefix="continuo-clock-")
