@@ -115,7 +115,8 @@ def test_encode(continuo):
         files = data.build_token_files(dcfg, os.path.join(tmp, "run"))
         check(len(files["train"]) == 3, "one train token file per stretch factor")
         n = {s: sum(len(x) for x in tokfile.read(p).seqs) for s, p in files["train"]}
-        v = tokfile.read(files["valid"])
+        check(len(files["valid"]) == 1, "one valid token file")
+        v = tokfile.read(files["valid"][0])
         t = tokfile.read(files["train"][1][1])
         check(len(v.seqs) >= 1 and len(t.seqs) >= 1 and len(v.seqs) + len(t.seqs) == 6,
               "the plain folder is split by file into train and valid")
@@ -129,6 +130,34 @@ def test_encode(continuo):
         again = data.build_token_files(dcfg, os.path.join(tmp, "run"))
         check(all(os.path.getmtime(p) == mt[s] for s, p in again["train"]),
               "token files are cached, not encoded again")
+
+        # Several data folders: the plain one above, and one with a split.tsv
+        # whose rows are all train (as maestro-extra): both add training data,
+        # only the first has validation data.
+        extra = os.path.join(tmp, "extra")
+        os.makedirs(extra)
+        rows = ["split\tcomposer\ttitle\tfile"]
+        for i in range(3):
+            write_midi(os.path.join(extra, f"x{i}.mid"), [50 + i, 55 + i] * 5)
+            rows.append(f"train\t-\tx{i}\tx{i}.mid")
+        with open(os.path.join(extra, "split.tsv"), "w") as fh:
+            fh.write("\n".join(rows) + "\n")
+        dcfg2 = {"sources": [midi, extra], "valid_fraction": 0.3, "stretches": [1.0],
+                 "continuo": continuo, "vocab": "mt310"}
+        files2 = data.build_token_files(dcfg2, os.path.join(tmp, "run2"), log=lambda m: None)
+        check(len(files2["train"]) == 2 and len(files2["valid"]) == 1,
+              f"two sources: a train file each, one valid file: {files2}")
+        srcs = [set(tokfile.read(p).sources) for _, p in files2["train"]]
+        check(any(all("x" in os.path.basename(f) for f in s) and len(s) == 3 for s in srcs),
+              f"the second source's three files are training data: {srcs}")
+        check(set(tokfile.read(files2["valid"][0]).sources) == set(v.sources),
+              "validation comes from the first source only")
+        try:
+            data.build_token_files({"sources": [extra], "stretches": [1.0], "continuo": continuo,
+                                    "vocab": "mt310"}, os.path.join(tmp, "run3"), log=lambda m: None)
+            check(False, "a run with no valid split anywhere is refused")
+        except ValueError as e:
+            check("valid" in str(e), f"the error says what is missing: {e}")
 
 
 def main() -> int:
