@@ -289,9 +289,9 @@ static void receive_generated(service *sv)
         /* Absolute deadline from the continuation's start: no drift. */
         int64_t due = sv->response_start + (int64_t)(o.ev.time * NS + 0.5);
         due = place_on_grid(sv, &m, due);
-        if (due >= sv->response_end) {
+        if (due > sv->response_end - 1000000) {    /* 1 ms: rounding of the grid */
             if (midi_msg_is_note_on(&m))
-                continue;           /* past the answer's last bar line */
+                continue;           /* on or past the answer's last bar line */
             due = sv->response_end;
         }
         scheduler_push(&sv->sched, due, &m);
@@ -737,8 +737,11 @@ static int run_loop(service *sv)
             stop_response(sv, now);
             if (may_answer(sv))
                 start_response(sv, now, 0);
+            else if (sv->tp.clocks == 0 && sv->tp.starts == 0)
+                log_warn("phrase not answered: sync = clock, but no MIDI clock or Start has come "
+                         "from any input (send clock from the DAW to continuo, or set sync = free)");
             else
-                log_debug("phrase ended with the transport stopped: not answered (sync = clock)");
+                log_info("phrase not answered: the transport is stopped (sync = clock)");
             continue;
         }
         if (sv->watchdog_ns && now >= sv->next_watchdog) {

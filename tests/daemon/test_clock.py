@@ -91,6 +91,8 @@ try:
           "status shows the transport: %s" % st)
     rc, _ = sv.stop()
     check(rc == 0, "clean exit")
+    check("phrase not answered: the transport is stopped" in sv.read_log(),
+          "the log says why the phrase played while stopped was not answered")
     reader.close()
 
     # ---- the output, message by message, with the time it was read ----

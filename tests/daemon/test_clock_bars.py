@@ -28,6 +28,24 @@ try:
           "a bad grid is refused, naming the choices")
     check(sv.request("set response_bars -1").startswith("error response_bars: expected an integer from 0 to 64"),
           "a bad length is refused")
+    # No clock yet: a phrase is not answered, and the log says why.
+    sv.play([0x90, 50, 90])
+    time.sleep(0.05)
+    sv.play([0x80, 50, 0])
+    time.sleep(0.5)
+    check("responses=0" in sv.request("status"), "no answer without the clock")
+    check("no MIDI clock or Start has come from any input" in sv.read_log(),
+          "the log says the clock is missing:\n" + sv.read_log()[-1000:])
+    # sync = free, live: the next phrase is answered at once, clock or not
+    # (and the echo engine has answered what it heard so far).
+    check(sv.request("set sync free") == "ok sync = free", "sync changes live")
+    sv.play([0x90, 52, 90])
+    time.sleep(0.05)
+    sv.play([0x80, 52, 0])
+    time.sleep(0.5)
+    check("responses=1" in sv.request("status"), "free: answered without a clock")
+    time.sleep(1.2)                         # the answer (two notes, 0.6 s apart) is over
+    check(sv.request("set sync clock") == "ok sync = clock", "back to the clock")
     daw = Daw(sv)
     start_k = 96
     daw.add(start_k, b"\xfa")
@@ -39,6 +57,7 @@ try:
     daw.add(end_k, b"\xfc")
     daw.run(end_k + 24)
     time.sleep(0.2)
+    status_line = sv.request("status")
     rc, _ = sv.stop()
     check(rc == 0, "clean exit")
     reader.close()
@@ -68,6 +87,7 @@ try:
     # Onsets: eighths from the bar line, 0 12 24 ... 84 (91 -> 96: past the end).
     want = [bar_k + q for q in (0, 12, 24, 36, 48, 60, 72, 84)]
     got = [(t, p) for t, p in ons if t > t_end]
+    print("status:", status_line)
     check(len(got) == len(want), "one note-on per eighth before the bar line: %d of %d" % (len(got), len(want)))
     errs = []
     for (t, p), k in zip(got, want):
