@@ -28,7 +28,9 @@ typedef struct sampling {
  * listen:   one event of the player, in time order (sustain pedal already
  *           folded in by the caller); it goes into the context at once, so
  *           a continuation only has sampling left to do.
- * begin:    a continuation starts at session time AT (the phrase end).
+ * begin:    a continuation starts at session time AT (the phrase end; in a
+ *           duet, the time of its first event): a player's event that comes
+ *           during the continuation (duet) is placed on its time line by AT.
  * next:     the next event of the continuation (times never decrease);
  *           returns 1, 0 when the engine has nothing more (end of
  *           sequence), -1 on error (logged).

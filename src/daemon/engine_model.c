@@ -34,6 +34,8 @@ typedef struct model_engine {
     int          max_held;
     /* the continuation being sampled */
     int64_t      first_step;    /* step of its first note event, -1 before */
+    int          in_continuation;   /* between begin and end */
+    double       begin_at;      /* session time of the continuation's time 0 */
     int          pending;       /* a sampled note event handed out before it was
                                    decoded (so it sounds one model step
                                    sooner); fed at the next call; -1: none */
@@ -137,12 +139,16 @@ static int listen_event(model_engine *e, const gen_event *ev)
     if (ev->pitch < v->min_pitch || ev->pitch > v->max_pitch)
         return 0;
     int64_t step = llround(ev->time * 1000.0 / v->step_ms);
+    if (e->in_continuation && e->first_step >= 0)   /* a duet: on the continuation's time line */
+        step = e->first_step + llround((ev->time - e->begin_at) * 1000.0 / v->step_ms);
     int64_t gap = step - e->pos.step, max_gap = (int64_t)(MAX_GAP_S * 1000 / v->step_ms);
     if (e->pos.n_hist == 0 || gap < 0)
         gap = 0;
     if (feed_time(e, gap > max_gap ? max_gap : gap) < 0)
         return -1;
-    e->pos.step = step;     /* the context's clock follows the player's */
+    if (!e->in_continuation || step > e->pos.step)
+        e->pos.step = step; /* the context's clock follows the player's (in a duet,
+                               never back: the model's events keep their order) */
     if (ev->on) {
         int bin = velocity_to_bin(v, ev->velocity);
         if (bin != e->pos.vel_bin && feed(e, vocab_id(v, EVENT_VELOCITY, bin)) < 0)
@@ -175,7 +181,6 @@ static int me_begin(void *state, double at, const sampling *s)
 {
     model_engine *e = state;
     sampler_opts o;
-    (void)at;
     sampler_opts_default(&o);
     o.temperature = (float)s->temperature;
     o.top_p = (float)s->top_p;
@@ -197,6 +202,8 @@ static int me_begin(void *state, double at, const sampling *s)
     }
     e->mark = e->pos;
     e->first_step = -1;
+    e->in_continuation = 1;
+    e->begin_at = at;
     memset(e->model_on, 0, sizeof e->model_on);
     return 0;
 }
@@ -250,6 +257,7 @@ static void me_end(void *state, double played)
 {
     model_engine *e = state;
     (void)played;
+    e->in_continuation = 0;
     if (flush_pending(e) < 0)
         return;
     /* Notes the continuation left sounding end in the context too, as they

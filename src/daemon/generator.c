@@ -2,7 +2,9 @@
 #include "daemon/generator.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -24,6 +26,24 @@ static void drain_fd(int fd)
     (void)r;
 }
 
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Waits for the next command, or until DEADLINE (ns, CLOCK_MONOTONIC). */
+static void wait_cmd_until(generator *g, int64_t deadline)
+{
+    int64_t left = deadline - mono_ns();
+    if (left <= 0)
+        return;
+    struct pollfd pfd = { g->wake_gen, POLLIN, 0 };
+    if (poll(&pfd, 1, (int)((left + 999999) / 1000000)) > 0)
+        drain_fd(g->wake_gen);
+}
+
 static void push_out(generator *g, const gen_out *o)
 {
     if (ring_push(&g->outs, o) < 0)
@@ -40,6 +60,10 @@ static void *generator_main(void *arg)
     int generating = 0, count = 0;
     double max_seconds = 0;
     int max_events = 0;
+    int duet = 0;               /* the continuation is a duet (see gen_cmd) */
+    int64_t start_ns = 0;
+    gen_out held;               /* duet: an event sampled too far ahead, not yet sent */
+    int have_held = 0;
 
     for (;;) {
         atomic_fetch_add(&g->heartbeat, 1);
@@ -48,7 +72,7 @@ static void *generator_main(void *arg)
             case GEN_QUIT:
                 return NULL;
             case GEN_LISTEN:
-                if (generating) {   /* the player came back: the model stops */
+                if (generating && !duet) {  /* the player came back: the model stops */
                     e->end(g->state, 0);
                     generating = 0;
                 }
@@ -59,6 +83,7 @@ static void *generator_main(void *arg)
                 if (generating)
                     e->end(g->state, c.at);
                 generating = 0;
+                have_held = 0;
                 break;
             case GEN_REROLL:
             case GEN_RESPOND:
@@ -76,11 +101,24 @@ static void *generator_main(void *arg)
                 count = 0;
                 max_events = c.max_events;
                 max_seconds = c.max_seconds;
+                duet = c.duet;
+                start_ns = c.start_ns;
+                have_held = 0;
                 break;
             }
         }
         if (!generating) {
             drain_fd(g->wake_gen);      /* blocks until the next command */
+            continue;
+        }
+        if (have_held) {                /* duet: send it once the music is near */
+            int64_t due = start_ns + (int64_t)((held.ev.time - DUET_AHEAD_S) * 1e9);
+            if (mono_ns() < due) {
+                wait_cmd_until(g, due);
+                continue;               /* commands first (the player's notes) */
+            }
+            have_held = 0;
+            push_out(g, &held);
             continue;
         }
         gen_out o = { cur, 0, { 0, 0, 0, 0 } };
@@ -91,6 +129,11 @@ static void *generator_main(void *arg)
             e->end(g->state, max_seconds);
             generating = 0;
             o.done = 1;
+        }
+        if (duet && !o.done && mono_ns() < start_ns + (int64_t)((o.ev.time - DUET_AHEAD_S) * 1e9)) {
+            held = o;
+            have_held = 1;
+            continue;
         }
         push_out(g, &o);
     }

@@ -26,7 +26,14 @@ typedef struct gen_cmd {
     sampling  s;
     int       max_events;   /* length limits of the continuation */
     double    max_seconds;
+    int       duet;         /* RESPOND: the player's events (LISTEN) join the
+                               continuation instead of stopping it, and it is
+                               sampled no further than DUET_AHEAD_S ahead of
+                               its time line on CLOCK_MONOTONIC */
+    int64_t   start_ns;     /* RESPOND with duet: CLOCK_MONOTONIC of its time 0 */
 } gen_cmd;
+
+#define DUET_AHEAD_S 0.25   /* duet: how far ahead of the music the model samples */
 
 /* What the generator sends back: an event of continuation `id`, or its end. */
 typedef struct gen_out {

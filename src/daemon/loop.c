@@ -60,6 +60,9 @@ typedef struct service {
     /* the current continuation */
     uint32_t     next_id, response_id;  /* 0: none */
     int          response_gen_done;
+    int          response_duet;     /* it is a duet (mode = duet): endless, not interrupted */
+    uint64_t     duet_rng;          /* duet_density's draws (xorshift64) */
+    uint64_t     duet_thinned;      /* the model's note-ons left out while the player played */
     int64_t      response_start;    /* ns: time zero of its events */
     int64_t      response_end;      /* ns: bar line it ends on (response_bars); INT64_MAX: none */
     int64_t      grid_origin;       /* ns: a beat line, for quantize; grid_ns 0: off */
@@ -81,6 +84,7 @@ typedef struct service {
     int64_t      watchdog_ns, next_watchdog;
     /* counters */
     uint64_t     notes_in, notes_out, responses, interrupted;
+    int64_t      duet_retry;        /* ns: next try to start a duet after a failed one */
     log_limit    busy_warn;         /* "generator busy" warnings, at most 1/s */
     int          quit, reload;
     int64_t      quit_ns;           /* when the stop signal was read */
@@ -172,6 +176,12 @@ static void stop_response(service *sv, int64_t now)
     scheduler_silence(&sv->sched, now, emit_model, sv);
 }
 
+/* mode = duet, and (with sync = clock) the transport runs. */
+static int duet_on(const service *sv)
+{
+    return sv->cfg.mode == MODE_DUET && (sv->cfg.sync != SYNC_CLOCK || sv->tp.running);
+}
+
 static void start_response(service *sv, int64_t now, int reroll)
 {
     gen_cmd c;
@@ -213,11 +223,20 @@ static void start_response(service *sv, int64_t now, int reroll)
         if (sv->cfg.quantize != QUANTIZE_OFF)
             grid = sv->tp.period_ns * TRANSPORT_PPQN / per_beat[sv->cfg.quantize];
     }
+    int duet = !reroll && duet_on(sv);
+    if (duet) {         /* endless; the player's notes join it as they come */
+        c.duet = 1;
+        c.start_ns = begin;
+        c.at = session_time(sv, begin);
+        c.max_events = 1 << 30;
+        c.max_seconds = 1e9;
+    }
     if (generator_send(&sv->gen, &c) < 0) {
         log_warn_limited(&sv->busy_warn, "generator busy: phrase not answered");
         return;
     }
     sv->response_id = c.id;
+    sv->response_duet = duet;
     sv->response_gen_done = 0;
     sv->response_last_t = 0;
     sv->phrase_end_ns = now;
@@ -261,6 +280,13 @@ static int64_t place_on_grid(service *sv, const midi_msg *m, int64_t due)
     return due;
 }
 
+/* The player is playing: a key held, or a note struck or released in
+ * the last half second. */
+static int player_active(const service *sv, int64_t now)
+{
+    return sv->ph.keys_held > 0 || (sv->ph.last_activity && now - sv->ph.last_activity < NS / 2);
+}
+
 static void receive_generated(service *sv)
 {
     gen_out o;
@@ -288,6 +314,17 @@ static void receive_generated(service *sv)
                        (uint8_t)(o.ev.pitch & 0x7F), (uint8_t)(o.ev.on ? (o.ev.velocity ? o.ev.velocity : 64) : 0), 3 };
         /* Absolute deadline from the continuation's start: no drift. */
         int64_t due = sv->response_start + (int64_t)(o.ev.time * NS + 0.5);
+        if (sv->response_duet && o.ev.on && player_active(sv, now_ns())) {
+            uint64_t x = sv->duet_rng;      /* xorshift64 */
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            sv->duet_rng = x;
+            if ((double)(x >> 11) / 9007199254740992.0 >= sv->cfg.duet_density) {
+                sv->duet_thinned++;
+                continue;   /* its note-off finds nothing sounding and is skipped */
+            }
+        }
         due = place_on_grid(sv, &m, due);
         if (due > sv->response_end - 1000000) {    /* 1 ms: rounding of the grid */
             if (midi_msg_is_note_on(&m))
@@ -352,7 +389,7 @@ static void handle_input(service *sv, const midi_msg *m, int64_t now)
     int act = phrase_input(&sv->ph, &sv->cfg, m, now, t, ev, &n_ev);
     if (act & PHRASE_NOTE_ON) {
         sv->notes_in++;
-        if (responding(sv)) {   /* the player came back: the model stops */
+        if (responding(sv) && !sv->response_duet) {   /* the player came back: the model stops */
             sv->interrupted++;
             stop_response(sv, now);
         }
@@ -369,6 +406,8 @@ static void handle_input(service *sv, const midi_msg *m, int64_t now)
         send_thru(sv, m, now);
     if (act & PHRASE_PANIC)
         panic(sv, now);
+    if ((act & (PHRASE_HANDOVER | PHRASE_REROLL)) && sv->response_duet)
+        act &= ~(PHRASE_HANDOVER | PHRASE_REROLL);     /* a duet has no turns */
     if (act & PHRASE_HANDOVER) {
         stop_response(sv, now);
         phrase_end(&sv->ph);
@@ -484,12 +523,13 @@ static void cmd_status(service *sv, char *reply, size_t len)
     int64_t bar_len = (int64_t)TRANSPORT_PPQN * sv->cfg.beats_per_bar;
     if (used < len)
         snprintf(reply + used, len - used,
-                 " sync=%s tempo=%.2f clock=%s transport=%s bar=%" PRId64 " beat=%" PRId64 " mode=call"
-                 " on_tick=%" PRIu64 " off_tick=%" PRIu64,
+                 " sync=%s tempo=%.2f clock=%s transport=%s bar=%" PRId64 " beat=%" PRId64 " mode=%s"
+                 " on_tick=%" PRIu64 " off_tick=%" PRIu64 " duet_thinned=%" PRIu64,
                  sv->cfg.sync == SYNC_CLOCK ? "clock" : "free", transport_bpm(&sv->tp),
                  transport_locked(&sv->tp, now_ns()) ? "locked" : "none",
                  sv->tp.running ? "playing" : "stopped", pos / bar_len + 1,
-                 pos % bar_len / TRANSPORT_PPQN + 1, sv->anchored, sv->anchor_missed);
+                 pos % bar_len / TRANSPORT_PPQN + 1, sv->cfg.mode == MODE_DUET ? "duet" : "call",
+                 sv->anchored, sv->anchor_missed, sv->duet_thinned);
 }
 
 /* The scheduler's limits follow the live settings. */
@@ -731,7 +771,21 @@ static int run_loop(service *sv)
             release_lost_keys(sv, now);
             continue;
         }
-        int64_t pd = responding(sv) ? INT64_MAX : phrase_deadline(&sv->ph, &sv->cfg);
+        int duet = duet_on(sv);
+        if (duet && (!sv->response_id || sv->response_gen_done || !sv->response_duet) &&
+            now >= sv->duet_retry) {
+            /* A duet goes on: a new continuation when the last one ended
+             * (the model's end of sequence) or the mode just changed. */
+            stop_response(sv, now);
+            start_response(sv, now, 0);
+            sv->duet_retry = now + NS / 10;     /* at most ten starts a second */
+            continue;
+        }
+        if (!duet && sv->response_duet && sv->response_id) {
+            stop_response(sv, now);     /* mode = call again, or the transport stopped */
+            sv->response_duet = 0;
+        }
+        int64_t pd = responding(sv) || duet ? INT64_MAX : phrase_deadline(&sv->ph, &sv->cfg);
         if (pd <= now) {
             phrase_end(&sv->ph);
             stop_response(sv, now);
@@ -755,6 +809,8 @@ static int run_loop(service *sv)
             wake = pd;
         if (lost < wake)
             wake = lost;
+        if (duet && (!sv->response_id || sv->response_gen_done) && sv->duet_retry < wake)
+            wake = sv->duet_retry;
         if (sv->watchdog_ns && sv->next_watchdog < wake)
             wake = sv->next_watchdog;
         arm_timer(sv, wake);
@@ -824,6 +880,7 @@ int daemon_run(const config *cfg, const char *config_path, char *const *sets, in
     sv->gen.wake_gen = sv->gen.wake_loop = -1;
     sv->t0 = now_ns();
     sv->seed = cfg->seed ? (uint64_t)cfg->seed : (uint64_t)sv->t0;
+    sv->duet_rng = sv->seed * 0x9E3779B97F4A7C15ULL | 1;
     phrase_init(&sv->ph);
     transport_init(&sv->tp);
     sv->response_end = INT64_MAX;

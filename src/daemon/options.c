@@ -146,6 +146,16 @@ const option_def config_options[] = {
       "(eighths, sixteenths, or their triplets); each note keeps its length." },
     { "quantize_strength", OPT_DOUBLE, "1", 0, 1, NULL, 1, OFF(quantize_strength),
       "How far onsets move toward the grid: 1 onto it, 0.5 half way, 0 not." },
+    { "mode", OPT_ENUM, "call", 0, 0, "call|duet", 1, OFF(mode),
+      "call: the model answers each phrase once the player stops, and stops\n"
+      "when the player plays again.  duet: the model plays all the time on\n"
+      "model_channel, the player's notes entering its context as they come\n"
+      "(it hears both parts as one piece); phrase ends, hand-over and re-roll\n"
+      "do nothing.  With sync = clock it plays only while the transport runs." },
+    { "duet_density", OPT_DOUBLE, "0.5", 0, 1, NULL, 1, OFF(duet_density),
+      "In a duet, the share of the model's notes that sound while the player\n"
+      "plays (a key held, or a note in the last half second): 1 all of them,\n"
+      "0 none (the model only fills the player's rests)." },
 };
 const size_t config_n_options = sizeof config_options / sizeof config_options[0];
 

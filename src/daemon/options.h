@@ -23,6 +23,8 @@ typedef enum { SYNC_FREE, SYNC_CLOCK } sync_kind;
 /* Where an answer's first note falls (with sync = clock). */
 typedef enum { START_NOW, START_BEAT, START_BAR } response_start_kind;
 /* The grid the model's onsets are moved toward (with sync = clock). */
+/* Call and response, or playing along all the time. */
+typedef enum { MODE_CALL, MODE_DUET } mode_kind;
 typedef enum { QUANTIZE_OFF, QUANTIZE_8, QUANTIZE_16, QUANTIZE_8T, QUANTIZE_16T } quantize_kind;
 
 /* Every setting of the service; plain data, copied by value (no pointers). */
@@ -63,6 +65,8 @@ typedef struct config {
     int    response_bars;                  /* 0: response_seconds decides */
     int    quantize;                       /* quantize_kind */
     double quantize_strength;              /* 0..1 */
+    int    mode;                           /* mode_kind */
+    double duet_density;                   /* 0..1: the model's share while the player plays */
 } config;
 
 /* One option: the single place that names, types, bounds and documents it. */

@@ -1,0 +1,114 @@
+"""test_duet.py: mode = duet over a real performance replayed in real time: the model plays on its own channel throughout, never more than max_held_notes at once, and leaves nothing sounding.
+
+The player's part is a piano performance from ASAP_DIR, replayed into the
+input FIFO at its own timing for CONTINUO_DUET_SECONDS (default 60; the
+issue's figure is 300).  The model is the shipped one (models/, else the
+small random-weight test model; CONTINUO_DUET_MODEL names another): what
+is checked is the service's behaviour, not the music.
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from servetest import FifoReader, Service, check, done, tiny_model, unended_notes  # noqa: E402
+
+try:
+    import mido
+except ImportError:
+    print("skipped: needs the mido module to read the performance")
+    sys.exit(77)
+
+SECONDS = float(os.environ.get("CONTINUO_DUET_SECONDS", "60"))
+MAX_HELD = 6
+asap = os.environ.get("ASAP_DIR", "")
+files = sorted(os.path.join(r, f) for r, _, fs in os.walk(asap) for f in fs if f.endswith(".mid")) if asap else []
+if not files:
+    print("skipped: no performances under ASAP_DIR (%r)" % asap)
+    sys.exit(77)
+
+
+def performance(seconds):
+    """(time, bytes) of note on/off and pedal on channel 1, from the first
+    performances long enough, back to back."""
+    out, t0 = [], 0.0
+    for path in files:
+        t = t0
+        for msg in mido.MidiFile(path):
+            t += msg.time
+            if msg.type in ("note_on", "note_off") or (msg.type == "control_change" and msg.control == 64):
+                b = msg.copy(channel=0).bytes()
+                out.append((t, bytes(b)))
+            if t > seconds:
+                return out
+        t0 = t + 1.0
+    return out
+
+
+shipped = os.path.join(os.environ.get("CONTINUO_SRC", "."), "models", "continuo-default.gguf")
+model = os.environ.get("CONTINUO_DUET_MODEL") or (shipped if os.path.exists(shipped) else tiny_model())
+events = performance(SECONDS)
+d = tempfile.mkdtemp(prefix="continuo-duet-")
+out_path = os.path.join(d, "out")
+reader = FifoReader(out_path)
+sv = Service("model=" + model, "mode=duet", "duet_density=0.5", "model_channel=2",
+             "max_held_notes=%d" % MAX_HELD, "midi_thru=no", "seed=3", "response_seconds=4",
+             output="fifo:" + out_path)
+try:
+    st = sv.request("status")
+    check("mode=duet" in st, "status shows the mode: %s" % st)
+    t_start = time.monotonic()
+    for t, b in events:
+        delay = t_start + t - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        sv.play(b)
+    played = time.monotonic() - t_start
+    # Release everything the replay may have left down.
+    sv.play([0xB0, 64, 0] + [x for p in range(21, 109) for x in (0x80, p, 0)])
+    time.sleep(0.5)
+    st = sv.request("status")
+    print("status:", st)
+    rc, _ = sv.stop()
+    check(rc == 0, "clean exit")
+    reader.close()
+
+    msgs = []
+    for t, data in reader.chunks:
+        for i in range(0, len(data) - 2, 3):
+            msgs.append((t - t_start, data[i], data[i + 1], data[i + 2]))
+    model_msgs = [m for m in msgs if m[1] & 0x0F == 1]
+    check(all(m[1] & 0x0F == 1 for m in msgs if m[1] & 0xF0 in (0x80, 0x90)),
+          "the model plays only on its channel (2)")
+    ons = [t for t, s, p, v in model_msgs if s == 0x91 and v > 0]
+    print("replayed %.0f s of %s...: %d player events, %d model note-ons"
+          % (played, os.path.basename(files[0]), len(events), len(ons)))
+    # Throughout: model notes in every 10 s of the replay.
+    windows = int(played // 10)
+    empty = [w for w in range(windows) if not any(w * 10 <= t < w * 10 + 10 for t in ons)]
+    check(windows > 0 and empty == [], "the model played in every 10 s window (silent: %r of %d)" % (empty, windows))
+    # Never more than max_held_notes sounding.
+    sounding, most = set(), 0
+    for t, s, p, v in model_msgs:
+        if s == 0x91 and v > 0:
+            sounding.add(p)
+        elif s == 0x81 or (s == 0x91 and v == 0):
+            sounding.discard(p)
+        elif s == 0xB1 and p == 123:
+            sounding.clear()
+        most = max(most, len(sounding))
+    print("most model notes sounding at once: %d (max_held_notes %d)" % (most, MAX_HELD))
+    check(most <= MAX_HELD, "never more than max_held_notes: %d" % most)
+    u = unended_notes([(s, p, v) for t, s, p, v in model_msgs])
+    check(u == [], "no model note left sounding: %r" % u)
+    thinned = int(st.split("duet_thinned=")[1].split()[0])
+    check(thinned > 0, "duet_density left some of the model's notes out while the player played")
+finally:
+    sv.cleanup()
+    if not reader.stopping:
+        reader.close()
+    shutil.rmtree(d, ignore_errors=True)
+done()
