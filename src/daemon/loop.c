@@ -205,6 +205,7 @@ static void start_response(service *sv, int64_t now, int reroll)
     int64_t begin = now + (int64_t)sv->cfg.lookahead_ms * 1000000, end = INT64_MAX;
     double grid = 0;
     int64_t origin = 0, anchor = -1;
+    int duet = !reroll && duet_on(sv);
     if (sv->cfg.sync == SYNC_CLOCK && transport_locked(&sv->tp, now)) {
         int64_t beat = TRANSPORT_PPQN, bar = beat * sv->cfg.beats_per_bar, pos, at;
         if (sv->cfg.response_start != START_NOW) {
@@ -215,7 +216,7 @@ static void start_response(service *sv, int64_t now, int reroll)
             pos = transport_next_line(&sv->tp, begin, 1, &at);  /* the clock nearest the start */
         }
         origin = transport_time_of(&sv->tp, pos / beat * beat);
-        if (sv->cfg.response_bars > 0) {
+        if (sv->cfg.response_bars > 0 && !duet) {   /* a duet has no end */
             end = transport_time_of(&sv->tp, (pos / bar + sv->cfg.response_bars) * bar);
             c.max_seconds = (double)(end - begin) / NS;
         }
@@ -223,7 +224,6 @@ static void start_response(service *sv, int64_t now, int reroll)
         if (sv->cfg.quantize != QUANTIZE_OFF)
             grid = sv->tp.period_ns * TRANSPORT_PPQN / per_beat[sv->cfg.quantize];
     }
-    int duet = !reroll && duet_on(sv);
     if (duet) {         /* endless; the player's notes join it as they come */
         c.duet = 1;
         c.start_ns = begin;
