@@ -106,6 +106,9 @@ echo "MAINPID $PID"
 wait_for 30 sh -c "aconnect -l | grep -q \"'continuo'\"" || fail "no continuo client on the sequencer"
 aconnect -l | sed -n "/'continuo'/,/^client/p"
 
+echo "== continuo doctor, as the player, with the sequencer"
+as_player $BIN doctor > /tmp/doctor.out 2>&1; echo "DOCTOR $?"
+sed 's/^/DOC /' /tmp/doctor.out
 echo "== sandbox, from outside"
 grep -E '^(NoNewPrivs|Seccomp|Seccomp_filters|CapBnd|CapEff|CapPrm|CapAmb):' /proc/$PID/status | sed 's/^/STATUS /'
 for ns in user mnt net uts ipc cgroup; do
@@ -241,6 +244,12 @@ if deb:
           % field("MAN"))
     check((field("CAT") or "").startswith("# /usr/lib/systemd/user/continuo.service"),
           "systemctl --user cat continuo: the packaged unit: %r" % field("CAT"))
+
+# continuo doctor in the guest: the sequencer is there and the ports are named.
+doc = "\n".join(re.findall(r"^DOC (.*)$", out, re.M))
+check(re.search(r"^ok +sequencer", doc, re.M) is not None, "doctor: the ALSA sequencer is ok:\n" + doc)
+check(re.search(r"midi ports.*Midi Through", doc) is not None, "doctor names the MIDI ports it sees")
+print("doctor exit status:", field("DOCTOR"))
 
 # It started, as the installed unit, under the user manager.
 check(field("STATE") == "active", "the service is active after enable --now")
