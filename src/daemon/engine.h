@@ -20,6 +20,9 @@ typedef struct sampling {
     double   temperature, top_p, min_p;
     int      top_k;
     uint64_t seed;
+    int      report_time;   /* a duet: next also returns the time the model lets
+                               pass (on = 2, no note), so the caller can keep it
+                               from running ahead of the music */
 } sampling;
 
 /* An engine: a const table entry; all calls come from the generator thread.
@@ -31,7 +34,8 @@ typedef struct sampling {
  * begin:    a continuation starts at session time AT (the phrase end; in a
  *           duet, the time of its first event): a player's event that comes
  *           during the continuation (duet) is placed on its time line by AT.
- * next:     the next event of the continuation (times never decrease);
+ * next:     the next event of the continuation (times never decrease; with
+ *           sampling.report_time, on = 2 is time passing, not a note);
  *           returns 1, 0 when the engine has nothing more (end of
  *           sequence), -1 on error (logged).
  * end:      the continuation stopped after PLAYED seconds of it (the

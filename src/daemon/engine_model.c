@@ -40,6 +40,7 @@ typedef struct model_engine {
                                    decoded (so it sounds one model step
                                    sooner); fed at the next call; -1: none */
     uint8_t      model_on[128]; /* pitches the continuation started and did not end */
+    int          report_time;   /* next returns TIME_SHIFTs too (a duet) */
 } model_engine;
 
 /* One token into the context (KV cache) and the stream state. */
@@ -204,6 +205,7 @@ static int me_begin(void *state, double at, const sampling *s)
     e->first_step = -1;
     e->in_continuation = 1;
     e->begin_at = at;
+    e->report_time = s->report_time;
     memset(e->model_on, 0, sizeof e->model_on);
     return 0;
 }
@@ -236,6 +238,12 @@ static int me_next(void *state, gen_event *out)
         if (!ours) {        /* time, velocity, or a note of the player: not ours to end */
             if (feed(e, id) < 0)
                 return -1;
+            if (t == EVENT_TIME_SHIFT && e->report_time && e->first_step >= 0) {
+                out->time = (double)(e->pos.step - e->first_step) * v->step_ms / 1000.0;
+                out->on = 2;
+                out->pitch = out->velocity = 0;
+                return 1;   /* the caller paces the model against the music */
+            }
             continue;
         }
         e->pending = id;    /* decoded at the next call: the event goes out first */

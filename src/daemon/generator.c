@@ -118,7 +118,8 @@ static void *generator_main(void *arg)
                 continue;               /* commands first (the player's notes) */
             }
             have_held = 0;
-            push_out(g, &held);
+            if (held.ev.on != 2)        /* time passing is not sent on */
+                push_out(g, &held);
             continue;
         }
         gen_out o = { cur, 0, { 0, 0, 0, 0 } };
@@ -135,6 +136,8 @@ static void *generator_main(void *arg)
             have_held = 1;
             continue;
         }
+        if (o.ev.on == 2 && !o.done)
+            continue;                   /* time passing, already due */
         push_out(g, &o);
     }
 }

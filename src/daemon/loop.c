@@ -226,6 +226,7 @@ static void start_response(service *sv, int64_t now, int reroll)
     }
     if (duet) {         /* endless; the player's notes join it as they come */
         c.duet = 1;
+        c.s.report_time = 1;
         c.start_ns = begin;
         c.at = session_time(sv, begin);
         c.max_events = 1 << 30;

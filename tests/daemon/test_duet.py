@@ -72,8 +72,8 @@ try:
     time.sleep(0.5)
     st = sv.request("status")
     print("status:", st)
-    rc, _ = sv.stop()
-    check(rc == 0, "clean exit")
+    rc, secs = sv.stop()
+    check(rc == 0, "clean exit (%r after %.1f s):\n%s" % (rc, secs, sv.read_log()[-2000:]))
     reader.close()
 
     msgs = []
@@ -88,6 +88,9 @@ try:
           % (played, os.path.basename(files[0]), len(events), len(ons)))
     # Throughout: model notes in every 10 s of the replay.
     windows = int(played // 10)
+    print("model note-ons per 10 s:", [sum(1 for t in ons if w * 10 <= t < w * 10 + 10) for w in range(windows)])
+    print("player note-ons per 10 s:", [sum(1 for t, b in events if b[0] & 0xF0 == 0x90 and b[2] > 0 and w * 10 <= t < w * 10 + 10)
+                                        for w in range(windows)])
     empty = [w for w in range(windows) if not any(w * 10 <= t < w * 10 + 10 for t in ons)]
     check(windows > 0 and empty == [], "the model played in every 10 s window (silent: %r of %d)" % (empty, windows))
     # Never more than max_held_notes sounding.
