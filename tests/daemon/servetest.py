@@ -51,10 +51,15 @@ def done():
 
 
 def sanitized():
-    """True when the binary runs under ASan (slower: timing limits are relaxed)."""
+    """True when the binary runs under ASan or UBSan (slower: timing limits are
+    relaxed). clang links their runtimes statically, so ldd alone misses them."""
     try:
         out = subprocess.run(["ldd", CONTINUO], capture_output=True, text=True).stdout
-        return "libasan" in out or "libubsan" in out
+        if "libasan" in out or "libubsan" in out:
+            return True
+        with open(CONTINUO, "rb") as fh:
+            data = fh.read()
+        return b"__asan_init" in data or b"__ubsan_handle" in data
     except OSError:
         return False
 
