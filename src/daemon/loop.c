@@ -369,6 +369,20 @@ static int may_answer(const service *sv)
     return sv->cfg.sync != SYNC_CLOCK || sv->tp.running;
 }
 
+/* The player's events to the generator, which feeds them into the model's
+ * context as they come. */
+static void hear_player(service *sv, const gen_event *ev, int n_ev)
+{
+    for (int i = 0; i < n_ev; i++) {
+        gen_cmd c;
+        memset(&c, 0, sizeof c);
+        c.kind = GEN_LISTEN;
+        c.ev = ev[i];
+        if (generator_send(&sv->gen, &c) < 0)
+            log_warn_limited(&sv->busy_warn, "generator busy: a note of the player was not heard");
+    }
+}
+
 static void handle_input(service *sv, const midi_msg *m, int64_t now)
 {
     gen_event ev[130];
@@ -395,14 +409,7 @@ static void handle_input(service *sv, const midi_msg *m, int64_t now)
             stop_response(sv, now);
         }
     }
-    for (int i = 0; i < n_ev; i++) {
-        gen_cmd c;
-        memset(&c, 0, sizeof c);
-        c.kind = GEN_LISTEN;
-        c.ev = ev[i];
-        if (generator_send(&sv->gen, &c) < 0)
-            log_warn_limited(&sv->busy_warn, "generator busy: a note of the player was not heard");
-    }
+    hear_player(sv, ev, n_ev);
     if (sv->cfg.midi_thru && !(act & PHRASE_CONTROL))
         send_thru(sv, m, now);
     if (act & PHRASE_PANIC)
@@ -431,14 +438,7 @@ static void release_lost_keys(service *sv, int64_t now)
     int n_ev = 0;
     double t = session_time(sv, now);
     int n = phrase_release_lost(&sv->ph, &sv->cfg, now, t, ev, &n_ev, keys);
-    for (int i = 0; i < n_ev; i++) {
-        gen_cmd c;
-        memset(&c, 0, sizeof c);
-        c.kind = GEN_LISTEN;
-        c.ev = ev[i];
-        if (generator_send(&sv->gen, &c) < 0)
-            log_warn_limited(&sv->busy_warn, "generator busy: a note of the player was not heard");
-    }
+    hear_player(sv, ev, n_ev);
     for (int i = 0; i < n; i++) {
         char name[16];
         log_warn("the player's %s has been held %.0f s without a note-off: taken as released "
