@@ -13,17 +13,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
+from servetest import check, done  # noqa: E402
+
 continuo = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.environ["CONTINUO"])
 src = os.environ.get("CONTINUO_SRC", os.path.join(os.path.dirname(__file__), "..", ".."))
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
-
 
 dump = subprocess.run([continuo, "serve", "--dump-config"], capture_output=True, text=True).stdout
 serve = dict(re.findall(r"^#(\w+) = (\S+)$", dump, re.M))
@@ -65,7 +59,4 @@ if os.path.exists(model) and all(values.values()):
 else:
     print("no default model: the byte comparison is not run")
 
-if failures:
-    print("%d check(s) failed" % failures)
-    sys.exit(1)
-print("continue and serve defaults agree")
+done()
