@@ -186,6 +186,14 @@ class Service:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def teardown(sv, reader, folder):
+    """Stops the service SV and its output READER, removes FOLDER."""
+    sv.cleanup()
+    if not reader.stopping:
+        reader.close()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 class FifoReader:
     """Reads a FIFO the service writes raw MIDI to, timestamping each chunk."""
 

@@ -9,14 +9,13 @@ really sent.  The figures are printed whether the checks pass or not.
 
 import os
 import re
-import shutil
 import sys
 import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from servetest import BAR, PPQN, Daw, FifoReader, Service, check, done, sanitized, unended_notes  # noqa: E402
+from servetest import BAR, PPQN, Daw, FifoReader, Service, check, done, sanitized, unended_notes, teardown  # noqa: E402
 
 ONSET_MS = 3.0          # the issue: the first note within 3 ms of its beat
 STOP_MS = 20.0          # the issue: silent within 20 ms of Stop
@@ -155,8 +154,5 @@ try:
 
     check(unended_notes([(s, p, v) for t, s, p, v in msgs]) == [], "every note ended")
 finally:
-    sv.cleanup()
-    if not reader.stopping:
-        reader.close()
-    shutil.rmtree(d, ignore_errors=True)
+    teardown(sv, reader, d)
 done()

@@ -7,13 +7,12 @@ error includes the client's own tick jitter (printed).
 """
 
 import os
-import shutil
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from servetest import BAR, Daw, FifoReader, Service, check, done, sanitized, unended_notes  # noqa: E402
+from servetest import BAR, Daw, FifoReader, Service, check, done, sanitized, unended_notes, teardown  # noqa: E402
 
 LIMIT_MS = 10.0 if sanitized() else 3.0
 
@@ -107,8 +106,5 @@ try:
           "every note of the answer ended by the bar line")
     check(unended_notes([(s, p, v) for t, s, p, v in msgs]) == [], "every note ended")
 finally:
-    sv.cleanup()
-    if not reader.stopping:
-        reader.close()
-    shutil.rmtree(d, ignore_errors=True)
+    teardown(sv, reader, d)
 done()

@@ -8,13 +8,12 @@ is checked is the service's behaviour, not the music.
 """
 
 import os
-import shutil
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from servetest import FifoReader, Service, check, done, tiny_model, unended_notes  # noqa: E402
+from servetest import FifoReader, Service, check, done, tiny_model, unended_notes, teardown  # noqa: E402
 
 try:
     import mido
@@ -110,8 +109,5 @@ try:
     thinned = int(st.split("duet_thinned=")[1].split()[0])
     check(thinned > 0, "duet_density left some of the model's notes out while the player played")
 finally:
-    sv.cleanup()
-    if not reader.stopping:
-        reader.close()
-    shutil.rmtree(d, ignore_errors=True)
+    teardown(sv, reader, d)
 done()

@@ -1,13 +1,12 @@
 """test_duet_clock.py: a duet under a DAW's transport: the model plays while it runs (past response_bars: a duet has no end), Stop silences it within 20 ms and keeps it silent, Continue brings it back."""
 
 import os
-import shutil
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from servetest import BAR, PPQN, Daw, FifoReader, Service, check, done, sanitized, tiny_model, unended_notes  # noqa: E402
+from servetest import BAR, PPQN, Daw, FifoReader, Service, check, done, sanitized, tiny_model, unended_notes, teardown  # noqa: E402
 
 STOP_MS = 60.0 if sanitized() else 20.0
 shipped = os.path.join(os.environ.get("CONTINUO_SRC", "."), "models", "continuo-default.gguf")
@@ -64,8 +63,5 @@ try:
     check(len([t for t in ons if t_cont <= t < t_end]) > 0, "Continue: the model plays again")
     check(unended_notes([(s, p, v) for t, s, p, v in msgs]) == [], "every note ended")
 finally:
-    sv.cleanup()
-    if not reader.stopping:
-        reader.close()
-    shutil.rmtree(d, ignore_errors=True)
+    teardown(sv, reader, d)
 done()
