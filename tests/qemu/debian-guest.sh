@@ -59,15 +59,5 @@ timeout "$limit" qemu-system-x86_64 $accel -cpu max -smp 2 -m "$mem" -nographic 
     -drive file="$work/payload.tar",if=virtio,format=raw,readonly=on \
     -append 'root=/dev/vda rw console=ttyS0 quiet panic=-1 systemd.show_status=0' \
     </dev/null >"$work/raw.log" 2>&1 || status=$?
-tr -d '\r' < "$work/raw.log" > "$work/console.log"
-cat "$work/console.log"
-marker=$(sed -n 's/^CONTINUO-QEMU-EXIT=\([0-9]*\)$/\1/p' "$work/console.log" | tail -n 1)
-if [ -n "$marker" ]; then
-    exit "$marker"
-fi
-if [ "$status" = 124 ]; then
-    echo "debian-guest: the guest did not finish within ${limit}s"
-    exit 124
-fi
-echo "debian-guest: the guest stopped without an exit marker (qemu status $status)"
-exit 125
+. "$here/console.sh"
+guest_exit debian-guest "$work/raw.log" "$status" "$limit"

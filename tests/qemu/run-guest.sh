@@ -118,15 +118,5 @@ status=0
 timeout "$limit" qemu-system-x86_64 $accel -m "$mem" -nographic -no-reboot -nic none \
     -kernel "$kdir/vmlinuz" -initrd "$work/initrd.cpio" \
     -append 'console=ttyS0 quiet panic=-1' </dev/null >"$work/raw.log" 2>&1 || status=$?
-tr -d '\r' < "$work/raw.log" > "$work/console.log"
-cat "$work/console.log"
-marker=$(sed -n 's/^CONTINUO-QEMU-EXIT=\([0-9]*\)$/\1/p' "$work/console.log" | tail -n 1)
-if [ -n "$marker" ]; then
-    exit "$marker"
-fi
-if [ "$status" = 124 ]; then
-    echo "run-guest: the guest did not finish within ${limit}s"
-    exit 124
-fi
-echo "run-guest: the guest stopped without an exit marker (qemu status $status)"
-exit 125
+. "$here/console.sh"
+guest_exit run-guest "$work/raw.log" "$status" "$limit"
