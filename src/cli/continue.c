@@ -59,14 +59,15 @@ typedef struct continue_opts {
     const char *primer_path, *out_path, *plot_path, *model_arg;
     double seconds, max_note_s;
     int max_held, threads, seed_given, memory;    /* memory: a model_memory */
-    sampler_opts so;
+    sampling_settings so;
+    uint64_t seed;
     listen_opts listen;     /* --play, --wav FILE */
 } continue_opts;
 
 static int parse_args(int argc, char **argv, continue_opts *o)
 {
     memset(o, 0, sizeof *o);
-    sampler_opts_default(&o->so);
+    sampling_default(&o->so);
     o->seconds = 10;
     o->max_held = PLAY_MAX_HELD;
     o->max_note_s = PLAY_MAX_NOTE_MS / 1000.0;
@@ -87,11 +88,11 @@ static int parse_args(int argc, char **argv, continue_opts *o)
         else if (strcmp(a, "--plot") == 0 && has) o->plot_path = argv[++i];
         else if ((rc = listen_parse("continue", argc, argv, &i, &o->listen)) != 0) { if (rc < 0) goto bad; }
         else if (strcmp(a, "--seconds") == 0) { if (!NUM(0.01, 3600)) goto bad; o->seconds = v; }
-        else if (strcmp(a, "--temperature") == 0) { if (!NUM(0, 100)) goto bad; o->so.temperature = (float)v; }
-        else if (strcmp(a, "--top-p") == 0) { if (!NUM(1e-6, 1)) goto bad; o->so.top_p = (float)v; }
-        else if (strcmp(a, "--min-p") == 0) { if (!NUM(0, 1)) goto bad; o->so.min_p = (float)v; }
-        else if (strcmp(a, "--top-k") == 0) { if (!NUM(0, 100000)) goto bad; o->so.top_k = (int)v; }
-        else if (strcmp(a, "--seed") == 0) { if (!NUM(0, 1e18)) goto bad; o->so.seed = (uint64_t)v; o->seed_given = 1; }
+        else if (strcmp(a, "--temperature") == 0) { if (!NUM(SAMPLING_TEMPERATURE_MIN, SAMPLING_TEMPERATURE_MAX)) goto bad; o->so.temperature = v; }
+        else if (strcmp(a, "--top-p") == 0) { if (!NUM(SAMPLING_TOP_P_MIN, SAMPLING_TOP_P_MAX)) goto bad; o->so.top_p = v; }
+        else if (strcmp(a, "--min-p") == 0) { if (!NUM(SAMPLING_MIN_P_MIN, SAMPLING_MIN_P_MAX)) goto bad; o->so.min_p = v; }
+        else if (strcmp(a, "--top-k") == 0) { if (!NUM(SAMPLING_TOP_K_MIN, SAMPLING_TOP_K_MAX)) goto bad; o->so.top_k = (int)v; }
+        else if (strcmp(a, "--seed") == 0) { if (!NUM(0, 1e18)) goto bad; o->seed = (uint64_t)v; o->seed_given = 1; }
         else if (strcmp(a, "--max-held") == 0) { if (!NUM(0, 128)) goto bad; o->max_held = (int)v; }
         else if (strcmp(a, "--filter-time-shifts") == 0) o->so.filter_time = 1;
         else if (strcmp(a, "--max-note-seconds") == 0) { if (!NUM(0.1, 60)) goto bad; o->max_note_s = v; }
@@ -120,7 +121,7 @@ bad:
         return 2;
     }
     if (!o->seed_given)
-        o->so.seed = (uint64_t)time(NULL);
+        o->seed = (uint64_t)time(NULL);
     return 0;
 }
 
@@ -135,7 +136,7 @@ static int notes_to_track(const note_list *notes, int channel, smf_event **ev, s
 }
 
 /* Samples events after the primer until SECONDS of music; completed notes go to CONT. */
-static int generate(model_state *s, sampler *sp, const vocab *v, perf_decoder *dec, const continue_opts *o,
+static int generate(model_state *s, sampler *sp, perf_decoder *dec, const continue_opts *o,
                     double t_start, note_list *cont, size_t *n_events)
 {
     const float *logits = s->logits;
@@ -146,7 +147,7 @@ static int generate(model_state *s, sampler *sp, const vocab *v, perf_decoder *d
         /* the last sampled event is decoded only when another one follows */
         if (id >= 0 && !(logits = model_decode(s, id)))
             return -1;
-        sampler_mask_from_decoder(sp, v, dec, o->max_held, 0);
+        perf_decoder_next_mask(dec, o->max_held, 0, !o->so.filter_time, sampler_mask(sp), sp->vocab_size);
         id = sampler_sample(sp, logits);
         if (perf_decoder_push(dec, id, cont) != 0)
             return -1;
@@ -191,7 +192,7 @@ int cmd_continue(int argc, char **argv)
         goto done;
     have_state = 1;
     model_state_set_memory(&s, (model_memory)o.memory);
-    if (sampler_init(&sp, m.cfg.vocab_size, &o.so) != 0)
+    if (sampler_init(&sp, m.cfg.vocab_size, &o.so, o.seed) != 0)
         goto done;
     have_sampler = 1;
 
@@ -215,7 +216,7 @@ int cmd_continue(int argc, char **argv)
         ctx[i] = ids[n_ids - (size_t)n_ctx + (size_t)i];
     if (model_prefill(&s, ctx, n_ctx, NULL) != 0)
         goto done;
-    if (generate(&s, &sp, v, &dec, &o, t_start, &cont, &n_events) != 0)
+    if (generate(&s, &sp, &dec, &o, t_start, &cont, &n_events) != 0)
         goto done;
     if (note_list_sort(&cont) != 0)
         goto done;
@@ -228,7 +229,7 @@ int cmd_continue(int argc, char **argv)
         goto done;
     printf("%s: primer %zu notes (%zu events, %.2f s), continuation %zu notes (%zu events, %.2f s from %.2f s), "
            "seed %llu\n", o.out_path, primer.n, n_ids, t_start, cont.n, n_events, dec.time - t_start, t_start,
-           (unsigned long long)o.so.seed);
+           (unsigned long long)o.seed);
     if (listen_output(&o.listen, tracks, 2) != 0)
         goto done;
     status = 0;

@@ -737,6 +737,38 @@ int perf_decoder_finish(perf_decoder *d, note_list *out)
     return 0;
 }
 
+static void next_set(uint8_t *mask, int n, int id, uint8_t what)
+{
+    if (id >= 0 && id < n)
+        mask[id] = what;
+}
+
+void perf_decoder_next_mask(const perf_decoder *d, int max_held, int allow_eos, int protect_time,
+                            uint8_t *mask, int n)
+{
+    const vocab *v = d->v;
+    memset(mask, PERF_NEXT_ALLOWED, (size_t)n);
+    if (v->has_pad_eos) {
+        next_set(mask, n, vocab_id(v, EVENT_PAD, 0), PERF_NEXT_FORBIDDEN);
+        if (!allow_eos)
+            next_set(mask, n, vocab_id(v, EVENT_EOS, 0), PERF_NEXT_FORBIDDEN);
+    }
+    int held = 0;
+    for (int p = 0; p < 128; p++)
+        held += d->onset[p] >= 0;
+    for (int p = v->min_pitch; p <= v->max_pitch; p++) {
+        int sounding = d->onset[p] >= 0;
+        if (!sounding)
+            next_set(mask, n, vocab_id(v, EVENT_NOTE_OFF, p), PERF_NEXT_FORBIDDEN);
+        /* re-striking a sounding pitch ends it first: the count does not grow */
+        if (!sounding && max_held > 0 && held >= max_held)
+            next_set(mask, n, vocab_id(v, EVENT_NOTE_ON, p), PERF_NEXT_FORBIDDEN);
+    }
+    if (protect_time)
+        for (int i = 1; i <= v->n_time_shifts; i++)
+            next_set(mask, n, vocab_id(v, EVENT_TIME_SHIFT, i), PERF_NEXT_PROTECTED);
+}
+
 /* ---- notes -> MIDI channel events ------------------------------------------ */
 
 static int event_cmp(const void *pa, const void *pb)

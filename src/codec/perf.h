@@ -136,6 +136,17 @@ int perf_decoder_push(perf_decoder *d, int id, note_list *out);
 /* Ends every sounding note at the current time (capped). */
 int perf_decoder_finish(perf_decoder *d, note_list *out);
 
+/* What may come next after what D has decoded, as a sampler's mask: one
+ * byte per id in MASK (N ids; the model's vocabulary), PERF_NEXT_*.
+ * Forbidden: what D would discard or what breaks the performance: PAD, EOS
+ * unless ALLOW_EOS, NOTE_OFF of a silent pitch, and a NOTE_ON of a silent
+ * pitch while MAX_HELD notes already sound (0: no cap).  Protected (kept
+ * whatever a sampler's filters cut): the time shifts, when PROTECT_TIME.
+ * The values are the sampler's (SAMPLER_ALLOWED, _FORBIDDEN, _PROTECTED). */
+enum { PERF_NEXT_ALLOWED = 0, PERF_NEXT_FORBIDDEN = 1, PERF_NEXT_PROTECTED = 2 };
+void perf_decoder_next_mask(const perf_decoder *d, int max_held, int allow_eos, int protect_time,
+                            uint8_t *mask, int n);
+
 /* Notes -> channel events (note on/off pairs, channel 0) sorted by time,
  * note-offs before note-ons at the same time.  EV is a new array (caller
  * frees).  Returns 0, or -1 out of memory (logged). */

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "daemon/options.h"
+#include "model/sampler.h"
 
 /* A note event crossing between the service loop and the generator. */
 typedef struct gen_event {
@@ -15,10 +16,9 @@ typedef struct gen_event {
     uint8_t velocity;   /* 1..127 for note-on */
 } gen_event;
 
-/* Sampling settings for one continuation. */
+/* How one continuation is sampled. */
 typedef struct sampling {
-    double   temperature, top_p, min_p;
-    int      top_k;
+    sampling_settings set;  /* the config's (temperature, top_k, top_p, min_p, ...) */
     uint64_t seed;
     int      report_time;   /* a duet: next also returns the time the model lets
                                pass (on = 2, no note), so the caller can keep it

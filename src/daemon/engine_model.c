@@ -10,6 +10,10 @@
 #include "model/sampler.h"
 #include "util/log.h"
 
+/* The codec fills the sampler's mask (perf_decoder_next_mask): same values. */
+_Static_assert((int)PERF_NEXT_FORBIDDEN == (int)SAMPLER_FORBIDDEN && (int)PERF_NEXT_PROTECTED == (int)SAMPLER_PROTECTED,
+               "the codec's mask values are the sampler's");
+
 #define MAX_GAP_S 2.0       /* a longer silence of the player enters the context as 2 s */
 
 /* Where the token stream stands: saved at a continuation's start so a
@@ -181,18 +185,11 @@ static int me_listen(void *state, const gen_event *ev)
 static int me_begin(void *state, double at, const sampling *s)
 {
     model_engine *e = state;
-    sampler_opts o;
-    sampler_opts_default(&o);
-    o.temperature = (float)s->temperature;
-    o.top_p = (float)s->top_p;
-    o.top_k = s->top_k;
-    o.min_p = (float)s->min_p;
-    o.seed = s->seed;
     if (e->have_smp) {          /* allocated once, re-seeded per continuation */
-        if (sampler_configure(&e->smp, &o) < 0)
+        if (sampler_configure(&e->smp, &s->set, s->seed) < 0)
             return -1;
     } else {
-        e->have_smp = sampler_init(&e->smp, e->m.cfg.vocab_size, &o) == 0;
+        e->have_smp = sampler_init(&e->smp, e->m.cfg.vocab_size, &s->set, s->seed) == 0;
         if (!e->have_smp)
             return -1;
     }
@@ -218,7 +215,8 @@ static int me_next(void *state, gen_event *out)
         return -1;
     for (int guard = 0; guard < 4096; guard++) {
         /* no end before the first note: an empty answer helps nobody */
-        sampler_mask_from_decoder(&e->smp, v, &e->pos.dec, e->max_held, e->first_step >= 0);
+        perf_decoder_next_mask(&e->pos.dec, e->max_held, e->first_step >= 0, !e->smp.set.filter_time,
+                               sampler_mask(&e->smp), e->smp.vocab_size);
         if (e->first_step < 0) {
             /* The continuation starts now, with a note: no leading silence,
              * and at the dynamic in force (a VELOCITY first would cost one

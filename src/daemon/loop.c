@@ -195,10 +195,7 @@ static void start_response(service *sv, int64_t now, int reroll)
         sv->have_last_phrase = 1;
     }
     c.at = sv->phrase_end_t;
-    c.s.temperature = sv->cfg.temperature;
-    c.s.top_p = sv->cfg.top_p;
-    c.s.top_k = sv->cfg.top_k;
-    c.s.min_p = sv->cfg.min_p;
+    c.s.set = sv->cfg.sampling;
     c.s.seed = sv->seed + sv->next_id;
     c.max_events = sv->cfg.response_events;
     c.max_seconds = sv->cfg.response_seconds;

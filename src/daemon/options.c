@@ -81,13 +81,17 @@ const option_def config_options[] = {
       "Longest continuation, in seconds." },
     { "response_events", OPT_INT, "512", 1, 8192, NULL, 1, OFF(response_events),
       "Longest continuation, in model events (whichever limit comes first)." },
-    { "temperature", OPT_DOUBLE, PLAY_STR(PLAY_TEMPERATURE), 0.05, 4, NULL, 1, OFF(temperature),
-      "Sampling temperature." },
-    { "top_p", OPT_DOUBLE, PLAY_STR(PLAY_TOP_P), 0.01, 1, NULL, 1, OFF(top_p),
+    { "temperature", OPT_DOUBLE, PLAY_STR(PLAY_TEMPERATURE), SAMPLING_TEMPERATURE_MIN,
+      SAMPLING_TEMPERATURE_MAX, NULL, 1, OFF(sampling.temperature),
+      "Sampling temperature; 0 always takes the most likely event." },
+    { "top_p", OPT_DOUBLE, PLAY_STR(PLAY_TOP_P), SAMPLING_TOP_P_MIN, SAMPLING_TOP_P_MAX, NULL, 1,
+      OFF(sampling.top_p),
       "Nucleus sampling: keep the most likely events up to this probability." },
-    { "top_k", OPT_INT, PLAY_STR(PLAY_TOP_K), 0, 1000, NULL, 1, OFF(top_k),
+    { "top_k", OPT_INT, PLAY_STR(PLAY_TOP_K), SAMPLING_TOP_K_MIN, SAMPLING_TOP_K_MAX, NULL, 1,
+      OFF(sampling.top_k),
       "Keep only the k most likely events; 0 turns it off." },
-    { "min_p", OPT_DOUBLE, PLAY_STR(PLAY_MIN_P), 0, 1, NULL, 1, OFF(min_p),
+    { "min_p", OPT_DOUBLE, PLAY_STR(PLAY_MIN_P), SAMPLING_MIN_P_MIN, SAMPLING_MIN_P_MAX, NULL, 1,
+      OFF(sampling.min_p),
       "Drop events less likely than min_p times the most likely; 0 turns it off." },
     { "seed", OPT_INT, "0", 0, 2147483647, NULL, 1, OFF(seed),
       "Random seed of the sampler; 0 picks one from the clock." },
@@ -274,6 +278,7 @@ void config_defaults(config *c)
 {
     char why[256];
     memset(c, 0, sizeof *c);
+    sampling_default(&c->sampling);     /* what no option sets: filter_time */
     for (size_t i = 0; i < config_n_options; i++)
         if (config_set(c, &config_options[i], config_options[i].default_value, why, sizeof why) < 0)
             log_error("internal error: default of %s: %s", config_options[i].name, why);

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "model/sampler.h"
+
 #define CONFIG_STR_MAX 1024     /* longest string value, with its NUL */
 
 typedef enum { OPT_STRING, OPT_INT, OPT_DOUBLE, OPT_BOOL, OPT_ENUM } option_type;
@@ -45,11 +47,9 @@ typedef struct config {
     int    held_note_timeout_ms;           /* a key held longer is taken as released; 0 = never */
     double response_seconds;
     int    response_events;
-    double temperature;
-    double top_p;
-    int    top_k;
-    double min_p;
-    int    seed;
+    sampling_settings sampling;            /* temperature, top_k, top_p, min_p (filter_time
+                                              stays PLAY_FILTER_TIME: no option) */
+    int    seed;                           /* 0: from the clock; continuation n gets seed + n */
     int    cc_handover, cc_temperature, cc_top_p, cc_panic, cc_reroll, cc_length; /* -1 = off */
     int    midi_thru;                      /* bool */
     int    model_channel;                  /* 1..16 */

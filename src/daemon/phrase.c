@@ -65,11 +65,11 @@ int phrase_input(phrase *p, config *cfg, const midi_msg *m, int64_t now, double 
         return 0;
     }
     if (key == cfg->cc_temperature) {
-        cfg->temperature = phrase_cc_temperature(val);
+        cfg->sampling.temperature = phrase_cc_temperature(val);
         act |= PHRASE_CONTROL;
     }
     if (key == cfg->cc_top_p) {
-        cfg->top_p = phrase_cc_top_p(val);
+        cfg->sampling.top_p = phrase_cc_top_p(val);
         act |= PHRASE_CONTROL;
     }
     if (key == cfg->cc_length) {

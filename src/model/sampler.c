@@ -5,47 +5,52 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/perf.h"
-#include "codec/vocab.h"
 #include "util/log.h"
 
-void sampler_opts_default(sampler_opts *o)
+void sampling_default(sampling_settings *o)
 {
-    o->temperature = (float)PLAY_TEMPERATURE;
+    o->temperature = PLAY_TEMPERATURE;
     o->top_k = PLAY_TOP_K;
-    o->top_p = (float)PLAY_TOP_P;
-    o->min_p = (float)PLAY_MIN_P;
+    o->top_p = PLAY_TOP_P;
+    o->min_p = PLAY_MIN_P;
     o->filter_time = PLAY_FILTER_TIME;
-    o->seed = 1;
 }
 
-int sampler_configure(sampler *s, const sampler_opts *o)
+int sampler_configure(sampler *s, const sampling_settings *o, uint64_t seed)
 {
-    if (!(o->temperature >= 0 && o->temperature <= 100) || o->top_k < 0
-        || !(o->top_p > 0 && o->top_p <= 1) || !(o->min_p >= 0 && o->min_p <= 1)) {
-        log_error("sampler: bad options (temperature %g in 0..100, top-k %d >= 0, top-p %g in (0, 1], "
-                  "min-p %g in [0, 1])", (double)o->temperature, o->top_k, (double)o->top_p, (double)o->min_p);
+    if (!(o->temperature >= SAMPLING_TEMPERATURE_MIN && o->temperature <= SAMPLING_TEMPERATURE_MAX)
+        || o->top_k < SAMPLING_TOP_K_MIN || o->top_k > SAMPLING_TOP_K_MAX
+        || !(o->top_p >= SAMPLING_TOP_P_MIN && o->top_p <= SAMPLING_TOP_P_MAX)
+        || !(o->min_p >= SAMPLING_MIN_P_MIN && o->min_p <= SAMPLING_MIN_P_MAX)) {
+        log_error("sampler: bad settings (temperature %g in %g..%g, top-k %d in %d..%d, top-p %g in %g..%g, "
+                  "min-p %g in %g..%g)", o->temperature, SAMPLING_TEMPERATURE_MIN, SAMPLING_TEMPERATURE_MAX,
+                  o->top_k, SAMPLING_TOP_K_MIN, SAMPLING_TOP_K_MAX, o->top_p, SAMPLING_TOP_P_MIN,
+                  SAMPLING_TOP_P_MAX, o->min_p, SAMPLING_MIN_P_MIN, SAMPLING_MIN_P_MAX);
         return -1;
     }
-    s->opts = *o;
+    s->set = *o;
+    s->temperature = (float)o->temperature;
+    s->top_p = (float)o->top_p;
+    s->min_p = (float)o->min_p;
+    s->seed = seed;
     /* splitmix64 of the seed: any seed (0 too) gives a non-zero xorshift state */
-    uint64_t z = o->seed + 0x9e3779b97f4a7c15ull;
+    uint64_t z = seed + 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     s->rng = (z ^ (z >> 31)) | 1;
     return 0;
 }
 
-int sampler_init(sampler *s, int vocab_size, const sampler_opts *o)
+int sampler_init(sampler *s, int vocab_size, const sampling_settings *o, uint64_t seed)
 {
     memset(s, 0, sizeof *s);
-    if (sampler_configure(s, o) < 0)
+    if (sampler_configure(s, o, seed) < 0)
         return -1;
     s->vocab_size = vocab_size;
     s->probs = malloc(sizeof(float) * (size_t)vocab_size);
     s->order = malloc(sizeof *s->order * (size_t)vocab_size);
-    s->forbidden = calloc((size_t)vocab_size, 1);
-    if (!s->probs || !s->order || !s->forbidden) {
+    s->mask = calloc((size_t)vocab_size, 1);
+    if (!s->probs || !s->order || !s->mask) {
         log_error("sampler: out of memory");
         sampler_free(s);
         return -1;
@@ -57,49 +62,30 @@ void sampler_free(sampler *s)
 {
     free(s->probs);
     free(s->order);
-    free(s->forbidden);
+    free(s->mask);
     memset(s, 0, sizeof *s);
+}
+
+uint8_t *sampler_mask(sampler *s)
+{
+    return s->mask;
 }
 
 void sampler_allow_all(sampler *s)
 {
-    memset(s->forbidden, 0, (size_t)s->vocab_size);
+    memset(s->mask, 0, (size_t)s->vocab_size);
 }
 
 void sampler_forbid(sampler *s, int id)
 {
     if (id >= 0 && id < s->vocab_size)
-        s->forbidden[id] = 1;
+        s->mask[id] = SAMPLER_FORBIDDEN;
 }
 
 void sampler_protect(sampler *s, int id)
 {
-    if (id >= 0 && id < s->vocab_size && s->forbidden[id] != 1)
-        s->forbidden[id] = 2;
-}
-
-void sampler_mask_from_decoder(sampler *s, const vocab *v, const perf_decoder *d, int max_held, int allow_eos)
-{
-    sampler_allow_all(s);
-    if (v->has_pad_eos) {
-        sampler_forbid(s, 0);
-        if (!allow_eos)
-            sampler_forbid(s, 1);
-    }
-    int held = 0;
-    for (int p = 0; p < 128; p++)
-        held += d->onset[p] >= 0;
-    for (int p = v->min_pitch; p <= v->max_pitch; p++) {
-        int sounding = d->onset[p] >= 0;
-        if (!sounding)
-            sampler_forbid(s, v->note_off_base + p - v->min_pitch);
-        /* re-striking a sounding pitch ends it first: the count does not grow */
-        if (!sounding && max_held > 0 && held >= max_held)
-            sampler_forbid(s, v->note_on_base + p - v->min_pitch);
-    }
-    if (!s->opts.filter_time)
-        for (int i = 0; i < v->n_time_shifts; i++)
-            sampler_protect(s, v->time_shift_base + i);
+    if (id >= 0 && id < s->vocab_size && s->mask[id] != SAMPLER_FORBIDDEN)
+        s->mask[id] = SAMPLER_PROTECTED;
 }
 
 float sampler_random(sampler *s)
@@ -114,7 +100,7 @@ static int argmax(const sampler *s, const float *logits, int masked)
 {
     int best = -1;
     for (int i = 0; i < s->vocab_size; i++) {
-        if (masked && s->forbidden[i] == 1)
+        if (masked && s->mask[i] == SAMPLER_FORBIDDEN)
             continue;
         if (best < 0 || logits[i] > logits[best])
             best = i;
@@ -149,14 +135,13 @@ int sampler_sample(sampler *s, const float *logits)
     int best = argmax(s, logits, 1);
     if (best < 0)
         return argmax(s, logits, 0);
-    if (s->opts.temperature <= 0)
+    if (s->temperature <= 0)
         return best;
-    const sampler_opts *o = &s->opts;
-    float inv_t = 1.0f / o->temperature, mx = logits[best];
+    float inv_t = 1.0f / s->temperature, mx = logits[best];
     int n = 0;
     double sum = 0;
     for (int i = 0; i < s->vocab_size; i++) {
-        if (s->forbidden[i] == 1 || !isfinite(logits[i])) {
+        if (s->mask[i] == SAMPLER_FORBIDDEN || !isfinite(logits[i])) {
             s->probs[i] = 0;
             continue;
         }
@@ -167,24 +152,25 @@ int sampler_sample(sampler *s, const float *logits)
     for (int k = 0; k < n; k++)
         s->order[k].p = (float)(s->probs[s->order[k].id] / sum);
     /* candidates, most likely first, when a filter needs the order */
-    if (o->top_k > 0 || o->min_p > 0 || o->top_p < 1)
+    int top_k = s->set.top_k;
+    if (top_k > 0 || s->min_p > 0 || s->top_p < 1)
         sort_candidates(s->order, n);
     int keep = n;
-    if (o->top_k > 0 && o->top_k < keep)
-        keep = o->top_k;
-    if (o->min_p > 0) {
-        float floor_p = o->min_p * s->order[0].p;
+    if (top_k > 0 && top_k < keep)
+        keep = top_k;
+    if (s->min_p > 0) {
+        float floor_p = s->min_p * s->order[0].p;
         int k = 1;
         while (k < keep && s->order[k].p >= floor_p)
             k++;
         keep = k;
     }
-    if (o->top_p < 1) {
+    if (s->top_p < 1) {
         double c = 0;
         int k = 0;
         while (k < keep) {
             c += s->order[k++].p;
-            if (c >= o->top_p)
+            if (c >= s->top_p)
                 break;
         }
         keep = k;
@@ -193,7 +179,7 @@ int sampler_sample(sampler *s, const float *logits)
      * overwrite was cut) */
     int w = keep;
     for (int k = keep; k < n; k++)
-        if (s->forbidden[s->order[k].id] == 2)
+        if (s->mask[s->order[k].id] == SAMPLER_PROTECTED)
             s->order[w++] = s->order[k];
     keep = w;
     double mass = 0;

@@ -1,14 +1,11 @@
-/* sampler.h: picks the next event from logits: temperature, top-k, top-p, min-p, a seeded RNG and a mask of events the decoder would discard. */
+/* sampler.h: picks the next id from logits and a mask: temperature, top-k, top-p, min-p, a seeded RNG. */
 #ifndef CONTINUO_SAMPLER_H
 #define CONTINUO_SAMPLER_H
 
 #include <stdint.h>
 
-struct vocab;
-struct perf_decoder;
-
 /* How continuations are played by default, in one place so that `continue`,
- * `demo` and `serve` sound the same: sampling (sampler_opts_default) and the
+ * `demo` and `serve` sound the same: sampling (sampling_default) and the
  * two caps the decoder applies. Chosen on ASAP's valid split with
  * bench/realism.py (the table is in models/MODEL_CARD.md). Plain numbers: the
  * service's option table spells them as strings with PLAY_STR. */
@@ -22,56 +19,76 @@ struct perf_decoder;
 #define PLAY_STR_(x) #x
 #define PLAY_STR(x) PLAY_STR_(x)
 
-typedef struct sampler_opts {
-    float    temperature;   /* 0: greedy (argmax) */
-    int      top_k;         /* keep the K most likely; 0: off */
-    float    top_p;         /* keep the smallest set with mass >= P; 1: off */
-    float    min_p;         /* drop events below MIN_P times the most likely; 0: off */
-    int      filter_time;   /* 0: top-k, top-p and min-p choose among notes and
-                               velocities only, a protected event (a time shift,
-                               see sampler_mask_from_decoder) is never cut: how
-                               long to wait keeps the model's own odds;
-                               1: they cut every event alike */
-    uint64_t seed;          /* same seed, same logits: same choices */
-} sampler_opts;
+/* How to sample: the one settings type that the config (`serve`'s option
+ * table), the engine and the CLI (`continue`, `demo`) share, with one set of
+ * ranges (SAMPLING_*: the option table, the CLI and sampler_configure check
+ * against them).  The seed is not a setting: it is given with them. */
+typedef struct sampling_settings {
+    double temperature;     /* 0: greedy (argmax) */
+    int    top_k;           /* keep the K most likely; 0: off */
+    double top_p;           /* keep the smallest set with mass >= P; 1: off */
+    double min_p;           /* drop events below MIN_P times the most likely; 0: off */
+    int    filter_time;     /* 0: top-k, top-p and min-p choose among the ids the
+                               mask does not protect (SAMPLER_PROTECTED: the
+                               time shifts), so how long to wait keeps the
+                               model's own odds; 1: they cut every id alike */
+} sampling_settings;
 
-void sampler_opts_default(sampler_opts *o);
+#define SAMPLING_TEMPERATURE_MIN 0.0
+#define SAMPLING_TEMPERATURE_MAX 4.0
+#define SAMPLING_TOP_K_MIN       0
+#define SAMPLING_TOP_K_MAX       1000
+#define SAMPLING_TOP_P_MIN       0.01
+#define SAMPLING_TOP_P_MAX       1.0
+#define SAMPLING_MIN_P_MIN       0.0
+#define SAMPLING_MIN_P_MAX       1.0
+
+/* The PLAY_* values. */
+void sampling_default(sampling_settings *o);
+
+/* Values of the sampler's mask, one byte per id. */
+enum {
+    SAMPLER_ALLOWED   = 0,
+    SAMPLER_FORBIDDEN = 1,  /* never chosen */
+    SAMPLER_PROTECTED = 2,  /* kept whatever top-k, top-p and min-p cut (unless
+                               settings.filter_time) */
+};
 
 typedef struct sampler_candidate {
     float p;
     int id;
 } sampler_candidate;
 
-/* The sampler owns its RNG and scratch; sampling allocates nothing. */
+/* The sampler owns its RNG and scratch; sampling allocates nothing.  It
+ * knows ids, logits and its mask, nothing of music: whoever knows what may
+ * come next (the codec's decoder, through the caller) fills the mask. */
 typedef struct sampler {
-    sampler_opts opts;
+    sampling_settings set;
+    float temperature, top_p, min_p;    /* set's, as the sampler computes with them */
+    uint64_t seed;          /* the seed it was (re)configured with */
     int vocab_size;
     uint64_t rng;           /* xorshift64* state */
     float *probs;           /* (vocab_size) scratch; owned */
     sampler_candidate *order;   /* (vocab_size) scratch; owned */
-    uint8_t *forbidden;     /* (vocab_size) 1: never chosen, 2: protected from
-                               the filters, 0: neither; owned */
+    uint8_t *mask;          /* (vocab_size) SAMPLER_ALLOWED / _FORBIDDEN /
+                               _PROTECTED by id; owned */
 } sampler;
 
-/* Returns 0, or -1 on a bad option or no memory (logged). */
-int  sampler_init(sampler *s, int vocab_size, const sampler_opts *o);
-/* New options and seed for an initialized sampler, without allocating: it
- * then draws exactly what sampler_init with O would.  The mask is kept.
- * Returns 0, or -1 on a bad option (logged; the sampler is unchanged). */
-int  sampler_configure(sampler *s, const sampler_opts *o);
+/* Returns 0, or -1 on a bad setting or no memory (logged).  The mask starts
+ * all SAMPLER_ALLOWED. */
+int  sampler_init(sampler *s, int vocab_size, const sampling_settings *o, uint64_t seed);
+/* New settings and seed for an initialized sampler, without allocating: it
+ * then draws exactly what sampler_init with them would.  The mask is kept.
+ * Returns 0, or -1 on a bad setting (logged; the sampler is unchanged). */
+int  sampler_configure(sampler *s, const sampling_settings *o, uint64_t seed);
 void sampler_free(sampler *s);
 
+/* The mask (vocab_size bytes) for the caller to fill before sampling. */
+uint8_t *sampler_mask(sampler *s);
 void sampler_allow_all(sampler *s);
 void sampler_forbid(sampler *s, int id);
 /* ID stays a candidate whatever top-k, top-p and min-p cut (unless forbidden). */
 void sampler_protect(sampler *s, int id);
-/* Forbids what the streaming decoder D would discard or what breaks the
- * performance: PAD, EOS unless ALLOW_EOS, NOTE_OFF of a silent pitch, and a
- * NOTE_ON of a silent pitch while MAX_HELD notes already sound (0: no cap).
- * Protects the time shifts unless the options say filter_time.
- * V gives the id layout; only its fields and D's fields are read. */
-void sampler_mask_from_decoder(sampler *s, const struct vocab *v, const struct perf_decoder *d,
-                               int max_held, int allow_eos);
 
 /* The next id from LOGITS (vocab_size, not modified). If every id is
  * forbidden, returns the most likely one regardless. */

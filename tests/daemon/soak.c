@@ -85,8 +85,7 @@ static void respond(generator *g, scheduler *s, const config *cfg, uint32_t id, 
     c.kind = GEN_RESPOND;
     c.id = id;
     c.at = (double)now / NS;
-    c.s.temperature = cfg->temperature;
-    c.s.top_p = cfg->top_p;
+    c.s.set = cfg->sampling;
     c.s.seed = id;
     c.max_events = cfg->response_events;
     c.max_seconds = cfg->response_seconds;

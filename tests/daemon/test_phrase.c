@@ -88,11 +88,11 @@ int main(void)
     /* Mapped controls. */
     int a = feed(&p, &c, 0xB0, c.cc_temperature, 127, 0, ev, &n);
     CHECK(a & PHRASE_CONTROL);
-    CHECK_NEAR(c.temperature, 2.0, 1e-9);
+    CHECK_NEAR(c.sampling.temperature, 2.0, 1e-9);
     feed(&p, &c, 0xB0, c.cc_temperature, 0, 0, ev, &n);
-    CHECK_NEAR(c.temperature, 0.1, 1e-9);
+    CHECK_NEAR(c.sampling.temperature, 0.1, 1e-9);
     feed(&p, &c, 0xB0, c.cc_top_p, 127, 0, ev, &n);
-    CHECK_NEAR(c.top_p, 1.0, 1e-9);
+    CHECK_NEAR(c.sampling.top_p, 1.0, 1e-9);
     feed(&p, &c, 0xB0, c.cc_length, 0, 0, ev, &n);
     CHECK_NEAR(c.response_seconds, 1.0, 1e-9);
     CHECK(feed(&p, &c, 0xB0, c.cc_handover, 127, 0, ev, &n) & PHRASE_HANDOVER);

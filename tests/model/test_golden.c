@@ -249,10 +249,10 @@ static void check_greedy(model_state *s, const gguf_file *ref, const char *what)
     for (int i = 0; i < np; i++)
         ids[i] = tokens[i];
     sampler sp;
-    sampler_opts o;
-    sampler_opts_default(&o);
+    sampling_settings o;
+    sampling_default(&o);
     o.temperature = 0;
-    CHECK_INT(sampler_init(&sp, V, &o), 0);
+    CHECK_INT(sampler_init(&sp, V, &o, 1), 0);
     model_state_reset(s);
     CHECK_INT(model_prefill(s, ids, np, NULL), 0);
     const float *lg = s->logits;
@@ -284,12 +284,11 @@ static void check_seeds(model_state *s, const gguf_file *ref)
     uint64_t seeds[3] = { 7, 7, 8 };
     for (int r = 0; r < 3; r++) {
         sampler sp;
-        sampler_opts o;
-        sampler_opts_default(&o);
+        sampling_settings o;
+        sampling_default(&o);
         o.temperature = 1.5f;
         o.top_p = 0.98f;
-        o.seed = seeds[r];
-        CHECK_INT(sampler_init(&sp, V, &o), 0);
+        CHECK_INT(sampler_init(&sp, V, &o, seeds[r]), 0);
         model_state_reset(s);
         CHECK_INT(model_prefill(s, prompt, np, NULL), 0);
         const float *lg = s->logits;

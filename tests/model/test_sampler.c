@@ -1,4 +1,4 @@
-/* test_sampler.c: sampling knobs, seeds, and the mask of events the decoder would discard. */
+/* test_sampler.c: sampling knobs, seeds, and the mask the codec's decoder fills (events it would discard). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,17 +8,20 @@
 #include "codec/vocab.h"
 #include "model/sampler.h"
 
+/* The codec fills the sampler's mask: the values must agree. */
+_Static_assert((int)PERF_NEXT_ALLOWED == (int)SAMPLER_ALLOWED && (int)PERF_NEXT_FORBIDDEN == (int)SAMPLER_FORBIDDEN
+               && (int)PERF_NEXT_PROTECTED == (int)SAMPLER_PROTECTED, "mask values");
+
 static sampler make(int V, float temp, int top_k, float top_p, float min_p, uint64_t seed)
 {
     sampler s;
-    sampler_opts o;
-    sampler_opts_default(&o);
+    sampling_settings o;
+    sampling_default(&o);
     o.temperature = temp;
     o.top_k = top_k;
     o.top_p = top_p;
     o.min_p = min_p;
-    o.seed = seed;
-    if (sampler_init(&s, V, &o) != 0)
+    if (sampler_init(&s, V, &o, seed) != 0)
         abort();
     return s;
 }
@@ -54,7 +57,7 @@ static void test_knobs(void)
         sampler_free(&s);
     }
     /* a high temperature flattens: the rarest event becomes common */
-    s = make(4, 5.0f, 0, 1.0f, 0.0f, 9);
+    s = make(4, (float)SAMPLING_TEMPERATURE_MAX, 0, 1.0f, 0.0f, 9);
     int rare = 0;
     for (int i = 0; i < 4000; i++)
         rare += sampler_sample(&s, lg) == 3;
@@ -81,14 +84,16 @@ static void test_seed(void)
     /* Re-configured (how the service starts each continuation): the same
      * draws as a fresh sampler with those options, and a bad option leaves
      * the sampler as it was. */
-    sampler_opts o = s3.opts;
-    o.seed = 123;
+    sampling_settings o = s3.set;
     o.top_p = 2.0f;
     float *probs = s3.probs;
-    CHECK_INT(sampler_configure(&s3, &o), -1);
-    CHECK_INT(s3.opts.seed, 124);
+    CHECK_INT(sampler_configure(&s3, &o, 123), -1);
+    CHECK_INT(s3.seed, 124);
     o.top_p = 0.95f;
-    CHECK_INT(sampler_configure(&s3, &o), 0);
+    o.temperature = SAMPLING_TEMPERATURE_MAX + 0.5;  /* one set of ranges: the config's and the CLI's */
+    CHECK_INT(sampler_configure(&s3, &o, 123), -1);
+    o.temperature = 1.0;
+    CHECK_INT(sampler_configure(&s3, &o, 123), 0);
     CHECK(s3.probs == probs);            /* nothing re-allocated */
     for (int i = 0; i < 100; i++)
         c[i] = sampler_sample(&s3, lg);
@@ -114,13 +119,16 @@ static void test_mask(void)
     int off60 = vocab_id(v, EVENT_NOTE_OFF, 60), off62 = vocab_id(v, EVENT_NOTE_OFF, 62);
     int on62 = vocab_id(v, EVENT_NOTE_ON, 62), on60 = vocab_id(v, EVENT_NOTE_ON, 60);
 
-    sampler_mask_from_decoder(&s, v, &d, 2, 0);
-    CHECK(!s.forbidden[off60]);          /* sounding: may end */
-    CHECK(s.forbidden[off62]);           /* silent: its NOTE_OFF would be discarded */
-    CHECK(s.forbidden[on62]);            /* two notes held, the cap is 2 */
-    CHECK(!s.forbidden[on60]);           /* re-striking a sounding pitch does not add one */
-    CHECK(s.forbidden[0] && s.forbidden[1]);   /* PAD, EOS */
-    CHECK(s.forbidden[vocab_id(v, EVENT_TIME_SHIFT, 10)] == 2);   /* allowed, protected */
+    uint8_t *mask = sampler_mask(&s);
+    perf_decoder_next_mask(&d, 2, 0, 1, mask, s.vocab_size);
+    CHECK(!mask[off60]);                 /* sounding: may end */
+    CHECK(mask[off62]);                  /* silent: its NOTE_OFF would be discarded */
+    CHECK(mask[on62]);                   /* two notes held, the cap is 2 */
+    CHECK(!mask[on60]);                  /* re-striking a sounding pitch does not add one */
+    CHECK(mask[0] && mask[1]);           /* PAD, EOS */
+    CHECK(mask[vocab_id(v, EVENT_TIME_SHIFT, 10)] == SAMPLER_PROTECTED);   /* allowed, protected */
+    CHECK(mask[vocab_id(v, EVENT_TIME_SHIFT, 100)] == SAMPLER_PROTECTED);
+    CHECK(mask[vocab_id(v, EVENT_VELOCITY, 0)] == SAMPLER_ALLOWED);
     /* even when the model wants a forbidden event most, it is never drawn */
     lg[off62] = 50;
     lg[on62] = 49;
@@ -128,9 +136,10 @@ static void test_mask(void)
         int id = sampler_sample(&s, lg);
         CHECK(id != off62 && id != on62);
     }
-    sampler_mask_from_decoder(&s, v, &d, 3, 1);
-    CHECK(!s.forbidden[on62]);           /* the cap is 3 now */
-    CHECK(!s.forbidden[1]);              /* EOS allowed when asked */
+    perf_decoder_next_mask(&d, 3, 1, 0, mask, s.vocab_size);
+    CHECK(!mask[on62]);                  /* the cap is 3 now */
+    CHECK(!mask[1]);                     /* EOS allowed when asked */
+    CHECK(mask[vocab_id(v, EVENT_TIME_SHIFT, 10)] == SAMPLER_ALLOWED);   /* not protected when not asked */
     sampler_free(&s);
     free(lg);
     note_list_free(&out);
@@ -157,8 +166,8 @@ static void test_protected_time(void)
     lg[wait] = logf(0.05f);
     for (int filter = 0; filter <= 1; filter++) {
         sampler s = make(v->size, 1.0f, 0, 0.9f, 0.0f, 77);
-        s.opts.filter_time = filter;
-        sampler_mask_from_decoder(&s, v, &d, 0, 0);
+        s.set.filter_time = filter;
+        perf_decoder_next_mask(&d, 0, 0, !s.set.filter_time, sampler_mask(&s), s.vocab_size);
         int n_wait = 0, n62 = 0, N = 20000;
         for (int i = 0; i < N; i++) {
             int id = sampler_sample(&s, lg);
