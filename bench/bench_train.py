@@ -23,8 +23,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "train"))
 
 def one(a) -> float:
     import torch
-    import torch.nn.functional as F
-    from model import ModelConfig, MusicTransformer
+    from model import ModelConfig, MusicTransformer, masked_nll
     import train
     torch.set_num_threads(a.threads)
     if a.keep:
@@ -39,7 +38,8 @@ def one(a) -> float:
     def step():
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
             logits = m(x[:, :-1])
-        loss = F.cross_entropy(logits.float().reshape(-1, cfg.vocab_size), x[:, 1:].reshape(-1))
+        nll, n = masked_nll(logits, x[:, 1:])
+        loss = nll / n
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)

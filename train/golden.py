@@ -32,7 +32,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export  # noqa: E402
 import tokfile  # noqa: E402
-from model import ModelConfig, eval_windows, sequence_nll  # noqa: E402
+from model import ModelConfig, eval_windows, masked_nll, sequence_nll  # noqa: E402
 
 # name: (n_layers, d_model, n_heads, d_ff, max_rel, context, dtype)
 CASES = {
@@ -103,11 +103,9 @@ def eval_nll_stream(model, cfg, seqs):
     total, count = 0.0, 0
     for seq in seqs:
         x = torch.tensor([seq], dtype=torch.long)
-        logits = model(x[:, :-1], window=cfg.context)[0]
-        target = x[0, 1:]
-        keep = target != 0
-        total += float(torch.nn.functional.cross_entropy(logits[keep], target[keep], reduction="sum"))
-        count += int(keep.sum())
+        nll, n = masked_nll(model(x[:, :-1], window=cfg.context), x[:, 1:], pad_id=0)
+        total += float(nll)
+        count += n
     return total / count, count
 
 

@@ -167,6 +167,21 @@ class MusicTransformer(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
 
+def masked_nll(logits: torch.Tensor, target: torch.Tensor, pad_id=None, mask=None) -> tuple:
+    """The loss: the one next-event cross-entropy of training, evaluation
+    and the golden references. Summed NLL in nats (fp32 softmax whatever
+    LOGITS' type, summed in fp64) of TARGET (B, L) under LOGITS (B, L, V),
+    and the number of events it counts: targets equal to PAD_ID (None:
+    none) are skipped, and so are those where MASK (B, L bool), if given,
+    is False."""
+    keep = torch.ones_like(target, dtype=torch.bool) if mask is None else mask.clone()
+    if pad_id is not None:
+        keep &= target != pad_id
+    nll = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), target.reshape(-1),
+                          reduction="none")
+    return (nll.double() * keep.reshape(-1)).sum(), int(keep.sum())
+
+
 def sequence_nll(model: MusicTransformer, tokens: torch.Tensor, pad_id="auto") -> tuple:
     """Summed next-event NLL (nats) and the number of predicted events for a
     batch (B, L): each position predicts the next; PAD targets are skipped.
@@ -174,12 +189,7 @@ def sequence_nll(model: MusicTransformer, tokens: torch.Tensor, pad_id="auto") -
     without it (prnn388, where id 0 is NOTE_ON(0)); None skips nothing."""
     if pad_id == "auto":
         pad_id = 0 if model.cfg.vocab_name != "prnn388" else None
-    logits = model(tokens[:, :-1])
-    target = tokens[:, 1:]
-    nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), target.reshape(-1),
-                          ignore_index=-100 if pad_id is None else pad_id, reduction="sum")
-    count = target.numel() if pad_id is None else int((target != pad_id).sum())
-    return nll, count
+    return masked_nll(model(tokens[:, :-1]), tokens[:, 1:], pad_id)
 
 
 def eval_windows(n_tokens: int, context: int) -> list:

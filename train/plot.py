@@ -43,6 +43,6 @@ def plot_history(history: dict, path: str, title: str = "") -> None:
 if __name__ == "__main__":
     # plot.py CHECKPOINT.pt OUT.png: redraw a run's curve from its checkpoint.
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from train import load_checkpoint
+    from checkpoint import load_checkpoint
     ck = load_checkpoint(sys.argv[1])
     plot_history(ck["history"], sys.argv[2], ck["config"].get("name", ""))

@@ -18,7 +18,6 @@ import datetime
 import json
 import math
 import os
-import random
 import shlex
 import sys
 import time
@@ -26,11 +25,11 @@ import time
 import numpy as np
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data as data_mod                       # noqa: E402
-from model import ModelConfig, MusicTransformer, eval_windows   # noqa: E402
+from checkpoint import load_checkpoint, save_checkpoint, set_rng_state   # noqa: E402
+from model import ModelConfig, MusicTransformer, eval_windows, masked_nll   # noqa: E402
 
 DEFAULTS = {
     "name": "run",
@@ -263,14 +262,11 @@ def evaluate(model, seqs: list, context: int, device, batch: int = 8, pad_id=0,
         x = torch.from_numpy(x).to(device)
         mask = torch.from_numpy(mask).to(device)
         tgt = x[:, 1:]
-        if pad_id is not None:
-            mask &= tgt != pad_id
         with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
             logits = model(x[:, :-1])
-        nll = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), tgt.reshape(-1),
-                              reduction="none").view(tgt.shape)
-        total += float(nll[mask].double().sum())
-        count += int(mask.sum())
+        nll, n = masked_nll(logits, tgt, pad_id, mask)
+        total += float(nll)
+        count += n
     if bar:
         bar.update(len(mine), f"windows of {context + 1} events")
         bar.end()
@@ -278,42 +274,6 @@ def evaluate(model, seqs: list, context: int, device, batch: int = 8, pad_id=0,
         total, count = d.all_sum([total, count])
     model.train(was_training)
     return total, int(count)
-
-
-# ---------------------------------------------------------------------------
-# Checkpoints
-
-def rng_state() -> dict:
-    st = {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()}
-    if torch.cuda.is_available():
-        st["cuda"] = torch.cuda.get_rng_state_all()
-    return st
-
-
-def set_rng_state(st: dict) -> None:
-    torch.set_rng_state(st["torch"])
-    np.random.set_state(st["numpy"])
-    random.setstate(st["python"])
-    if "cuda" in st and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(st["cuda"])
-
-
-def load_checkpoint(path: str) -> dict:
-    """A checkpoint holds RNG states (numpy, Python), not only tensors."""
-    try:
-        return torch.load(path, map_location="cpu", weights_only=False)
-    except TypeError:          # torch without weights_only
-        return torch.load(path, map_location="cpu")
-
-
-def save_checkpoint(path: str, model, opt, sched: Schedule, history: dict, cfg: dict,
-                    events: int) -> None:
-    tmp = path + ".tmp"
-    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
-                "scheduler": sched.state_dict(), "rng": rng_state(),
-                "data_step": sched.step, "events": events, "history": history,
-                "config": cfg}, tmp)
-    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------------------------
@@ -346,8 +306,9 @@ def weights_as_exported(model, dtype: str):
 
 
 # ---------------------------------------------------------------------------
+# Arguments and config
 
-def main(argv=None) -> int:
+def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description="Train the continuo Music Transformer.")
     ap.add_argument("--config", required=True, help="JSON config (train/configs/*.json)")
     ap.add_argument("--out", help="output folder (default: runs/<config name>)")
@@ -366,8 +327,13 @@ def main(argv=None) -> int:
                     help="override a config value, e.g. --set train.max_seconds=60")
     ap.add_argument("--export-only", action="store_true",
                     help="export OUT/checkpoint.pt to the model file and stop")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
 
+
+def run_config(args: argparse.Namespace) -> tuple:
+    """(config, initial state dict or None): the config file with --set and
+    the data options applied, and the weights of --init-from (which also
+    sets the config's model section)."""
     cfg = load_config(args.config, args.set)
     for key in ("continuo", "split_file", "root", "folder"):
         if getattr(args, key):
@@ -377,234 +343,341 @@ def main(argv=None) -> int:
     init = None
     if args.init_from and not (args.resume or args.export_only):
         init = init_weights(args.init_from, cfg)
-    tcfg = cfg["train"]
-    out = args.out or os.path.join("out", cfg["name"])
-    d = Dist(tcfg["device"])
-    if tcfg["threads"] and d.device.type == "cpu":
-        torch.set_num_threads(int(tcfg["threads"]))
-    if d.device.type == "cpu":
-        keep_freed_memory()
-    os.makedirs(out, exist_ok=True)
-    logf = open(os.path.join(out, "log.txt"), "a") if d.main else None
+    return cfg, init
 
-    def log(msg: str) -> None:
-        if d.main:
+
+class Run:
+    """What every stage of one run shares: its config, its processes, its
+    output folder and log, and the checkpoint it resumes from (if any)."""
+
+    def __init__(self, args: argparse.Namespace, cfg: dict):
+        self.cfg = cfg
+        self.tcfg = cfg["train"]
+        self.out = args.out or os.path.join("out", cfg["name"])
+        self.d = Dist(self.tcfg["device"])
+        if self.tcfg["threads"] and self.d.device.type == "cpu":
+            torch.set_num_threads(int(self.tcfg["threads"]))
+        if self.d.device.type == "cpu":
+            keep_freed_memory()
+        os.makedirs(self.out, exist_ok=True)
+        self.logf = open(os.path.join(self.out, "log.txt"), "a") if self.d.main else None
+        self.command = " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv)
+        if self.d.world > 1:
+            self.command = f"torchrun --nproc_per_node {self.d.world} ... " + self.command
+        self.ckpt_path = os.path.join(self.out, "checkpoint.pt")
+        self.export_path = os.path.join(self.out, cfg["export"]["file"])
+        self.ck = None
+        if args.resume or args.export_only:
+            if not os.path.exists(self.ckpt_path):
+                raise SystemExit(f"{self.ckpt_path}: no checkpoint to resume from")
+            self.ck = load_checkpoint(self.ckpt_path)
+            cfg["init_from"] = cfg.get("init_from") or self.ck.get("config", {}).get("init_from")
+        if self.d.main:
+            with open(os.path.join(self.out, "config.json"), "w") as fh:
+                json.dump(cfg, fh, indent=2)
+            with open(os.path.join(self.out, "command.txt"), "a") as fh:
+                fh.write(self.command + "\n")
+        self.mcfg = model_config(cfg)
+        self.lay = data_mod.layout(self.mcfg.vocab_name)
+        use_amp = self.tcfg["amp"] == "bf16" or (self.tcfg["amp"] == "auto" and
+                                                 self.d.device.type == "cuda")
+        self.amp_dtype = torch.bfloat16 if use_amp else None
+
+    def log(self, msg: str) -> None:
+        if self.d.main:
             line = f"[{datetime.datetime.utcnow().strftime('%H:%M:%S')}] {msg}"
             print(line, flush=True)
-            logf.write(line + "\n")
-            logf.flush()
+            self.logf.write(line + "\n")
+            self.logf.flush()
 
-    command = " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv)
-    if d.world > 1:
-        command = f"torchrun --nproc_per_node {d.world} ... " + command
-    ckpt_path = os.path.join(out, "checkpoint.pt")
-    if args.resume or args.export_only:
-        if not os.path.exists(ckpt_path):
-            raise SystemExit(f"{ckpt_path}: no checkpoint to resume from")
-        ck = load_checkpoint(ckpt_path)
-        cfg["init_from"] = cfg.get("init_from") or ck.get("config", {}).get("init_from")
-    else:
-        ck = None
-    if d.main:
-        with open(os.path.join(out, "config.json"), "w") as fh:
-            json.dump(cfg, fh, indent=2)
-        with open(os.path.join(out, "command.txt"), "a") as fh:
-            fh.write(command + "\n")
 
-    mcfg = model_config(cfg)
-    lay = data_mod.layout(mcfg.vocab_name)
-    torch.manual_seed(int(tcfg["seed"]))
-    model = MusicTransformer(mcfg)
-    if init is not None:
-        model.load_state_dict(init)
-    model = model.to(d.device)
-    export_path = os.path.join(out, cfg["export"]["file"])
+# ---------------------------------------------------------------------------
+# Data
 
-    if args.export_only:
-        model.load_state_dict(ck["model"])
-        h = ck["history"]
-        nll = h["valid"][-1][2] if h["valid"] else None
-        ok = export(model.cpu(), mcfg, export_path, provenance(cfg, ck["scheduler"]["step"],
-                    ck["events"], nll, command, ck["scheduler"]["elapsed"]),
-                    cfg["export"]["dtype"], log)
-        log(f"exported {export_path}" if ok else "export failed")
-        return 0 if ok else 1
-
-    use_amp = tcfg["amp"] == "bf16" or (tcfg["amp"] == "auto" and d.device.type == "cuda")
-    if use_amp and d.device.type == "cpu" and not cpu_has_bf16():
-        log("warning: train.amp is bf16 but this CPU has neither AVX512_BF16 nor AMX: "
-            "bf16 is emulated and slower than fp32")
-    fast = False
-    if tcfg["attention"] != "skew":
-        import fast_attention
-        used = fast_attention.install(model, tcfg["attention"], log=log,
-                                      dtype=torch.bfloat16 if use_amp else torch.float32)
-        log(f"attention: {used}")
-        fast = used != "skew"
-
-    # Data: the first process of each node encodes (cached), then everyone reads.
+def load_data(run: Run) -> tuple:
+    """(training Corpus, validation sequences). The first process of each
+    node encodes the MIDI files (cached), then everyone reads them."""
+    d, cfg = run.d, run.cfg
     if d.local_rank == 0:
-        files = data_mod.build_token_files(cfg["data"], out, log=log)
+        files = data_mod.build_token_files(cfg["data"], run.out, log=run.log)
     d.barrier()
     if d.local_rank != 0:
-        files = data_mod.build_token_files(cfg["data"], out, log=log)
-    train_seqs, _ = data_mod.load_seqs([p for _, p in files["train"]], mcfg.vocab_name)
-    valid_seqs, _ = data_mod.load_seqs(files["valid"], mcfg.vocab_name)
-    corpus = data_mod.Corpus(train_seqs, lay, mcfg.context, int(cfg["data"]["transpose"]),
-                             seed=int(tcfg["seed"]))
-    log(f"data: {len(corpus.seqs)} train sequences ({corpus.n_tokens} events over "
-        f"{len(files['train'])} stretch factors), {len(valid_seqs)} valid sequences "
-        f"({sum(len(s) for s in valid_seqs)} events)")
-    log(f"model: {mcfg.n_layers} layers, d {mcfg.d_model}, {mcfg.n_heads} heads, ff {mcfg.d_ff}, "
-        f"max_rel {mcfg.max_rel}, context {mcfg.context}: {model.n_params()} parameters; "
-        f"{d.world} process(es) on {d.device.type}")
+        files = data_mod.build_token_files(cfg["data"], run.out, log=run.log)
+    train_seqs, _ = data_mod.load_seqs([p for _, p in files["train"]], run.mcfg.vocab_name)
+    valid_seqs, _ = data_mod.load_seqs(files["valid"], run.mcfg.vocab_name)
+    corpus = data_mod.Corpus(train_seqs, run.lay, run.mcfg.context, int(cfg["data"]["transpose"]),
+                             seed=int(run.tcfg["seed"]))
+    run.log(f"data: {len(corpus.seqs)} train sequences ({corpus.n_tokens} events over "
+            f"{len(files['train'])} stretch factors), {len(valid_seqs)} valid sequences "
+            f"({sum(len(s) for s in valid_seqs)} events)")
+    return corpus, valid_seqs
 
+
+# ---------------------------------------------------------------------------
+# Model and optimizer
+
+def build_model(run: Run, init) -> MusicTransformer:
+    """The model on the run's device: seeded, then INIT's weights if given."""
+    torch.manual_seed(int(run.tcfg["seed"]))
+    model = MusicTransformer(run.mcfg)
+    if init is not None:
+        model.load_state_dict(init)
+    return model.to(run.d.device)
+
+
+def install_attention(run: Run, model) -> bool:
+    """The attention implementation of train.attention; whether it is not
+    the skewed one of model.py (which the first step falls back to)."""
+    if run.amp_dtype is not None and run.d.device.type == "cpu" and not cpu_has_bf16():
+        run.log("warning: train.amp is bf16 but this CPU has neither AVX512_BF16 nor AMX: "
+                "bf16 is emulated and slower than fp32")
+    if run.tcfg["attention"] == "skew":
+        return False
+    import fast_attention
+    used = fast_attention.install(model, run.tcfg["attention"], log=run.log,
+                                  dtype=run.amp_dtype or torch.float32)
+    run.log(f"attention: {used}")
+    return used != "skew"
+
+
+def make_optimizer(model, tcfg: dict) -> torch.optim.Optimizer:
+    """AdamW, weight decay on the matrices other than the embedding."""
     decay, no_decay = [], []
     for n, p in model.named_parameters():
         (decay if p.dim() >= 2 and not n.startswith("emb") else no_decay).append(p)
     groups = [{"params": decay, "weight_decay": float(tcfg["weight_decay"])},
               {"params": no_decay, "weight_decay": 0.0}]
-    opt = torch.optim.AdamW(groups, lr=float(tcfg["lr"]), betas=tuple(tcfg["betas"]))
-    sched = Schedule(tcfg)
-    history = {"train": [], "valid": []}   # (step, events, nll per event)
-    events = 0
-    if ck is not None:
-        model.load_state_dict(ck["model"])
-        opt.load_state_dict(ck["optimizer"])
-        sched.load_state_dict(ck["scheduler"])
-        set_rng_state(ck["rng"])
-        history, events = ck["history"], int(ck["events"])
-        log(f"resumed from {ckpt_path} at step {sched.step}")
+    return torch.optim.AdamW(groups, lr=float(tcfg["lr"]), betas=tuple(tcfg["betas"]))
 
-    amp_dtype = torch.bfloat16 if use_amp else None
-    net = model
-    if tcfg["compile"] and hasattr(torch, "compile"):
-        net = torch.compile(model)
 
-    def ddp(m):
+class Trainer:
+    """The training state (model, optimizer, schedule, history, events seen)
+    and the steps, evaluations and checkpoints of the loop."""
+
+    def __init__(self, run: Run, model, fast: bool):
+        self.run = run
+        self.model = model
+        self.fast = fast
+        self.opt = make_optimizer(model, run.tcfg)
+        self.sched = Schedule(run.tcfg)
+        self.history = {"train": [], "valid": []}   # (step, events, nll per event)
+        self.events = 0
+        if run.ck is not None:
+            ck = run.ck
+            model.load_state_dict(ck["model"])
+            self.opt.load_state_dict(ck["optimizer"])
+            self.sched.load_state_dict(ck["scheduler"])
+            set_rng_state(ck["rng"])
+            self.history, self.events = ck["history"], int(ck["events"])
+            run.log(f"resumed from {run.ckpt_path} at step {self.sched.step}")
+        self.net = model
+        if run.tcfg["compile"] and hasattr(torch, "compile"):
+            self.net = torch.compile(model)
+        self.net = self.ddp(self.net)
+
+    def ddp(self, m):
+        d = self.run.d
         if d.world == 1:
             return m
         return torch.nn.parallel.DistributedDataParallel(
             m, device_ids=[d.local_rank] if d.device.type == "cuda" else None)
 
-    net = ddp(net)
+    # -- one step -------------------------------------------------------
 
-    B = int(tcfg["batch_size"])
-    if B % d.world:
-        raise SystemExit(f"train.batch_size {B} is not a multiple of the {d.world} processes")
-    eval_seqs = valid_seqs[:tcfg["eval_max_seqs"]] if tcfg["eval_max_seqs"] else valid_seqs
-
-    def run_eval(tag: str, seqs) -> float:
-        t0 = time.time()
-        tot, cnt = evaluate(model, seqs, mcfg.context, d.device, int(tcfg["eval_batch"]),
-                            lay.pad_id, d, amp_dtype)
-        nll = tot / max(cnt, 1)
-        log(f"eval {tag} step {sched.step} valid_nll {nll:.4f} events {cnt} ({time.time() - t0:.1f} s)")
-        return nll
-
-    def checkpoint(final: bool = False) -> None:
-        if d.main:
-            save_checkpoint(ckpt_path, model, opt, sched, history, cfg, events)
-            from plot import plot_history
-            plot_history(history, os.path.join(out, "loss.png"), cfg["name"])
-            if cfg["export"]["every_checkpoint"] or final:
-                nll = history["valid"][-1][2] if history["valid"] else None
-                if export(model, mcfg, export_path, provenance(cfg, sched.step, events, nll, command,
-                                                               sched.elapsed), cfg["export"]["dtype"], log) \
-                        and final:
-                    log(f"wrote {export_path}")
-
-    stop_at = int(tcfg["stop_at_step"] or 0)
-    t_start = time.time() - sched.elapsed
-    t_log = time.time()
-    acc_nll, acc_cnt, acc_ev = 0.0, 0, 0
-    first_step = sched.step
-    while not sched.done() and not (stop_at and sched.step >= stop_at):
-        step = sched.step
-        lr = sched.value()
-        for g in opt.param_groups:
+    def step(self, corpus, batch_size: int, first_step: int):
+        """One optimizer step on the global batch of this step. Returns
+        (summed NLL, predicted events here, in all processes), or None when
+        the first step failed and the loop is to run it again in eager
+        PyTorch with the skewed attention."""
+        run, d, lay, tcfg = self.run, self.run.d, self.run.lay, self.run.tcfg
+        step = self.sched.step
+        lr = self.sched.value()
+        for g in self.opt.param_groups:
             g["lr"] = lr
         torch.manual_seed(int(tcfg["seed"]) * 1000003 + step * 7919 + d.rank)   # dropout
-        xb = corpus.batch(step, B, d.rank, d.world)
+        xb = corpus.batch(step, batch_size, d.rank, d.world)
         # Counted on the host batch: no wait for the device.
         n_local = int((xb[:, 1:] != lay.pad_id).sum()) if lay.pad_id is not None else xb[:, 1:].size
         n_global = d.all_sum([n_local])[0]
         x = torch.from_numpy(xb).to(d.device, non_blocking=True)
         try:
-            with torch.autocast(d.device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-                logits = net(x[:, :-1])
-            nll = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1),
-                                  ignore_index=lay.pad_id if lay.pad_id is not None else -100,
-                                  reduction="sum")
+            with torch.autocast(d.device.type, dtype=run.amp_dtype, enabled=run.amp_dtype is not None):
+                logits = self.net(x[:, :-1])
+            nll, _ = masked_nll(logits, x[:, 1:], lay.pad_id)
             # DDP averages gradients over ranks: scale so the result is the global mean.
             loss = nll * (d.world / max(n_global, 1))
-            opt.zero_grad(set_to_none=True)
+            self.opt.zero_grad(set_to_none=True)
             loss.backward()
         except Exception as e:
             # The first step is where torch.compile or a fast attention kernel
             # fails if it does: fall back to eager and the skewed path, once.
-            if step != first_step or (net is model and not fast):
+            if step != first_step or (self.net is self.model and not self.fast):
                 raise
-            log(f"first step failed ({type(e).__name__}: {str(e)[:300]}); "
-                "falling back to eager PyTorch and the skewed attention")
-            if fast:
-                fast_attention.uninstall(model)
-                fast = False
-            net = ddp(model)
-            opt.zero_grad(set_to_none=True)
-            continue
+            run.log(f"first step failed ({type(e).__name__}: {str(e)[:300]}); "
+                    "falling back to eager PyTorch and the skewed attention")
+            if self.fast:
+                import fast_attention
+                fast_attention.uninstall(self.model)
+                self.fast = False
+            self.net = self.ddp(self.model)
+            self.opt.zero_grad(set_to_none=True)
+            return None
         if tcfg["grad_clip"]:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), float(tcfg["grad_clip"]))
-        opt.step()
-        sched.step += 1
-        acc_nll += float(nll.detach())
-        acc_cnt += n_local
-        acc_ev += n_global
-        events += n_global
-        sched.elapsed = d.all_max(time.time() - t_start)
-        if sched.step % int(tcfg["log_every"]) == 0 or sched.done():
-            tot, cnt = d.all_sum([acc_nll, acc_cnt])
-            now = time.time()
-            loss_v = tot / max(cnt, 1)
-            history["train"].append((sched.step, events, loss_v))
-            log(f"step {sched.step} loss {loss_v:.4f} lr {lr:.3e} events/s "
-                f"{acc_ev / max(now - t_log, 1e-9):.0f} elapsed {sched.elapsed:.0f}s")
-            t_log, acc_nll, acc_cnt, acc_ev = now, 0.0, 0, 0
-        if tcfg["eval_every"] and sched.step % int(tcfg["eval_every"]) == 0 and not sched.done():
-            kind = "subset" if tcfg["eval_max_seqs"] else "valid"
-            nll_v = run_eval(kind, eval_seqs)
-            history["valid"].append((sched.step, events, nll_v, kind))
-        if tcfg["ckpt_every"] and sched.step % int(tcfg["ckpt_every"]) == 0:
-            checkpoint()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), float(tcfg["grad_clip"]))
+        self.opt.step()
+        self.sched.step += 1
+        return float(nll.detach()), n_local, n_global, lr
 
-    # Final: full validation set, with the weights as the model file stores them.
-    if stop_at and sched.step >= stop_at and not sched.done():
-        checkpoint()
-        log(f"stopped at step {sched.step} (stop_at_step)")
-        d.close()
+    # -- the loop ---------------------------------------------------------
+
+    def loop(self, corpus, eval_seqs) -> None:
+        """Steps until the schedule is done or train.stop_at_step, logging,
+        evaluating and checkpointing as the config says."""
+        run, d, tcfg, sched = self.run, self.run.d, self.run.tcfg, self.sched
+        B = int(tcfg["batch_size"])
+        if B % d.world:
+            raise SystemExit(f"train.batch_size {B} is not a multiple of the {d.world} processes")
+        stop_at = int(tcfg["stop_at_step"] or 0)
+        t_start = time.time() - sched.elapsed
+        t_log = time.time()
+        acc_nll, acc_cnt, acc_ev = 0.0, 0, 0
+        first_step = sched.step
+        while not sched.done() and not (stop_at and sched.step >= stop_at):
+            r = self.step(corpus, B, first_step)
+            if r is None:
+                continue
+            nll, n_local, n_global, lr = r
+            acc_nll += nll
+            acc_cnt += n_local
+            acc_ev += n_global
+            self.events += n_global
+            sched.elapsed = d.all_max(time.time() - t_start)
+            if sched.step % int(tcfg["log_every"]) == 0 or sched.done():
+                tot, cnt = d.all_sum([acc_nll, acc_cnt])
+                now = time.time()
+                loss_v = tot / max(cnt, 1)
+                self.history["train"].append((sched.step, self.events, loss_v))
+                run.log(f"step {sched.step} loss {loss_v:.4f} lr {lr:.3e} events/s "
+                        f"{acc_ev / max(now - t_log, 1e-9):.0f} elapsed {sched.elapsed:.0f}s")
+                t_log, acc_nll, acc_cnt, acc_ev = now, 0.0, 0, 0
+            if tcfg["eval_every"] and sched.step % int(tcfg["eval_every"]) == 0 and not sched.done():
+                kind = "subset" if tcfg["eval_max_seqs"] else "valid"
+                self.history["valid"].append((sched.step, self.events, self.interval_eval(kind, eval_seqs),
+                                              kind))
+            if tcfg["ckpt_every"] and sched.step % int(tcfg["ckpt_every"]) == 0:
+                self.checkpoint()
+
+    def stopped_early(self) -> bool:
+        stop_at = int(self.run.tcfg["stop_at_step"] or 0)
+        return bool(stop_at) and self.sched.step >= stop_at and not self.sched.done()
+
+    # -- evaluation -------------------------------------------------------
+
+    def interval_eval(self, tag: str, seqs) -> float:
+        run = self.run
+        t0 = time.time()
+        tot, cnt = evaluate(self.model, seqs, run.mcfg.context, run.d.device, int(run.tcfg["eval_batch"]),
+                            run.lay.pad_id, run.d, run.amp_dtype)
+        nll = tot / max(cnt, 1)
+        run.log(f"eval {tag} step {self.sched.step} valid_nll {nll:.4f} events {cnt} "
+                f"({time.time() - t0:.1f} s)")
+        return nll
+
+    def final_eval(self, valid_seqs) -> tuple:
+        """(NLL per event, events) on the whole validation set, in fp32, with
+        the weights as the model file stores them (f16 matrices when
+        exporting f16), so that `continuo eval` agrees."""
+        run = self.run
+        dtype = run.cfg["export"]["dtype"]
+        m2 = weights_as_exported(self.model, dtype)
+        t0 = time.time()
+        tot, cnt = evaluate(m2, valid_seqs, run.mcfg.context, run.d.device, int(run.tcfg["eval_batch"]),
+                            run.lay.pad_id, run.d, None, progress="eval final")
+        nll = tot / max(cnt, 1)
+        run.log(f"eval final step {self.sched.step} valid_nll {nll:.6f} events {cnt} "
+                f"(fp32, {dtype} model-file weights, {time.time() - t0:.1f} s)")
+        self.history["valid"].append((self.sched.step, self.events, nll, "valid"))
+        return nll, cnt
+
+    def check_replicas(self) -> None:
+        """DDP keeps the replicas equal: check it, and say so."""
+        d = self.run.d
+        if d.world > 1:
+            hashes = [None] * d.world
+            dist.all_gather_object(hashes, weights_sha1(self.model))
+            self.run.log(f"weights sha1 per rank: {' '.join(hashes)} "
+                         f"({'equal' if len(set(hashes)) == 1 else 'DIFFERENT'})")
+
+    # -- checkpoint and export -------------------------------------------
+
+    def checkpoint(self, final: bool = False) -> None:
+        """The checkpoint, the loss curve and (every checkpoint, or at the
+        end) the model file; first process only."""
+        run = self.run
+        if not run.d.main:
+            return
+        save_checkpoint(run.ckpt_path, self.model, self.opt, self.sched, self.history, run.cfg,
+                        self.events)
+        from plot import plot_history     # matplotlib: only where a picture is drawn
+        plot_history(self.history, os.path.join(run.out, "loss.png"), run.cfg["name"])
+        if run.cfg["export"]["every_checkpoint"] or final:
+            nll = self.history["valid"][-1][2] if self.history["valid"] else None
+            prov = provenance(run.cfg, self.sched.step, self.events, nll, run.command, self.sched.elapsed)
+            if export(self.model, run.mcfg, run.export_path, prov, run.cfg["export"]["dtype"], run.log) \
+                    and final:
+                run.log(f"wrote {run.export_path}")
+
+    def write_result(self, nll: float, count: int) -> None:
+        run = self.run
+        if run.d.main:
+            with open(os.path.join(run.out, "result.json"), "w") as fh:
+                json.dump({"valid_nll": nll, "valid_events": count, "steps": self.sched.step,
+                           "events": self.events, "seconds": round(self.sched.elapsed, 1),
+                           "model": run.export_path, "params": self.model.n_params()}, fh, indent=2)
+
+
+def export_checkpoint(run: Run, model) -> int:
+    """--export-only: the model file of the run's checkpoint."""
+    ck = run.ck
+    model.load_state_dict(ck["model"])
+    h = ck["history"]
+    nll = h["valid"][-1][2] if h["valid"] else None
+    ok = export(model.cpu(), run.mcfg, run.export_path,
+                provenance(run.cfg, ck["scheduler"]["step"], ck["events"], nll, run.command,
+                           ck["scheduler"]["elapsed"]),
+                run.cfg["export"]["dtype"], run.log)
+    run.log(f"exported {run.export_path}" if ok else "export failed")
+    return 0 if ok else 1
+
+
+# ---------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    cfg, init = run_config(args)
+    run = Run(args, cfg)
+    model = build_model(run, init)
+    if args.export_only:
+        return export_checkpoint(run, model)
+    fast = install_attention(run, model)
+    corpus, valid_seqs = load_data(run)
+    mcfg = run.mcfg
+    run.log(f"model: {mcfg.n_layers} layers, d {mcfg.d_model}, {mcfg.n_heads} heads, ff {mcfg.d_ff}, "
+            f"max_rel {mcfg.max_rel}, context {mcfg.context}: {model.n_params()} parameters; "
+            f"{run.d.world} process(es) on {run.d.device.type}")
+    tr = Trainer(run, model, fast)
+    tcfg = run.tcfg
+    tr.loop(corpus, valid_seqs[:tcfg["eval_max_seqs"]] if tcfg["eval_max_seqs"] else valid_seqs)
+    if tr.stopped_early():
+        tr.checkpoint()
+        run.log(f"stopped at step {tr.sched.step} (stop_at_step)")
+        run.d.close()
         return 0
-    if d.world > 1:   # DDP keeps the replicas equal: check it, and say so
-        hashes = [None] * d.world
-        dist.all_gather_object(hashes, weights_sha1(model))
-        log(f"weights sha1 per rank: {' '.join(hashes)} ({'equal' if len(set(hashes)) == 1 else 'DIFFERENT'})")
-    # The final score uses the weights as the model file stores them (f16
-    # matrices when exporting f16), in fp32, so that `continuo eval` agrees.
-    dtype = cfg["export"]["dtype"]
-    m2 = weights_as_exported(model, dtype)
-    t0 = time.time()
-    tot, cnt = evaluate(m2, valid_seqs, mcfg.context, d.device, int(tcfg["eval_batch"]),
-                        lay.pad_id, d, None, progress="eval final")
-    nll_v = tot / max(cnt, 1)
-    log(f"eval final step {sched.step} valid_nll {nll_v:.6f} events {cnt} "
-        f"(fp32, {dtype} model-file weights, {time.time() - t0:.1f} s)")
-    history["valid"].append((sched.step, events, nll_v, "valid"))
-    checkpoint(final=True)
-    if d.main:
-        with open(os.path.join(out, "result.json"), "w") as fh:
-            json.dump({"valid_nll": nll_v, "valid_events": cnt, "steps": sched.step,
-                       "events": events, "seconds": round(sched.elapsed, 1),
-                       "model": export_path, "params": model.n_params()}, fh, indent=2)
-    d.close()
+    tr.check_replicas()
+    nll, count = tr.final_eval(valid_seqs)
+    tr.checkpoint(final=True)
+    tr.write_result(nll, count)
+    run.d.close()
     return 0
 
 

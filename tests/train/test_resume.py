@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import synth   # noqa: E402
 
 sys.path.insert(0, os.path.dirname(synth.TRAIN_PY))
-from train import load_checkpoint   # noqa: E402
+from checkpoint import load_checkpoint   # noqa: E402
 
 
 def run(cfg, out, *extra):
