@@ -72,9 +72,62 @@ int note_list_sort(note_list *l)
     return 0;
 }
 
-/* ---- MIDI events -> notes, with the sustain pedal folded in -------------- */
+/* ---- the sustain pedal, folded in once for both encoders ------------------ */
 
 enum { KEY_SILENT, KEY_HELD, KEY_SUSTAINED };
+
+/* What channel events do to the note of each pitch (all channels merged). */
+typedef struct pedal_fold {
+    uint8_t state[128];     /* KEY_SILENT / KEY_HELD / KEY_SUSTAINED */
+    int     pedal;          /* CC64 >= 64 */
+} pedal_fold;
+
+/* What one event did: the notes that end now (their pitches), then the
+ * pitch struck (-1: none) and its velocity. */
+typedef struct fold_step {
+    uint8_t ends[128];
+    int     n_ends;
+    int     struck;
+    int     velocity;
+} fold_step;
+
+/* The rules of REFERENCE.md: note-on with velocity 0 is a note-off; a pitch
+ * struck while it sounds (held or sustained) ends first; a note-off of a
+ * silent pitch does nothing; a key released while the pedal is down sounds
+ * on until the pedal lifts (or the key is struck again). */
+static void fold_event(pedal_fold *f, const smf_event *ev, fold_step *out)
+{
+    int type = ev->status & 0xF0, p = ev->data1 & 0x7F;
+
+    out->n_ends = 0;
+    out->struck = -1;
+    if (type == 0x90 && ev->data2 > 0) {
+        if (f->state[p] != KEY_SILENT)
+            out->ends[out->n_ends++] = (uint8_t)p;
+        f->state[p] = KEY_HELD;
+        out->struck = p;
+        out->velocity = ev->data2 & 0x7F;
+    } else if (type == 0x80 || type == 0x90) {
+        if (f->state[p] != KEY_HELD)
+            return;                                 /* silent, or already sustained */
+        f->state[p] = f->pedal ? KEY_SUSTAINED : KEY_SILENT;
+        if (!f->pedal)
+            out->ends[out->n_ends++] = (uint8_t)p;
+    } else if (type == 0xB0 && p == 64) {
+        int down = ev->data2 >= 64;
+        if (f->pedal && !down) {
+            for (int q = 0; q < 128; q++) {
+                if (f->state[q] == KEY_SUSTAINED) {
+                    f->state[q] = KEY_SILENT;
+                    out->ends[out->n_ends++] = (uint8_t)q;
+                }
+            }
+        }
+        f->pedal = down;
+    }
+}
+
+/* ---- MIDI events -> notes -------------------------------------------------- */
 
 /* Insertion sort by onset, then pitch: stable, and linear on the nearly
  * sorted lists perf_notes_from_midi builds (out of order only among notes
@@ -96,49 +149,28 @@ int perf_notes_from_midi(const smf_event *ev, size_t n, note_list *out)
 {
     /* Each note gets its slot in OUT when it starts (so OUT stays in onset
      * order) and its release when it ends. */
-    uint8_t state[128] = { 0 };
+    pedal_fold fold = { { 0 }, 0 };
+    fold_step step;
     size_t slot[128];
-    int pedal = 0;
     double last = 0;
     size_t first = out->n;
 
     for (size_t i = 0; i < n; i++) {
-        int type = ev[i].status & 0xF0, p = ev[i].data1 & 0x7F;
         double t = ev[i].time;
         if (t > last)
             last = t;
-        if (type == 0x90 && ev[i].data2 > 0) {
-            if (state[p] != KEY_SILENT)             /* struck again: the old note ends */
-                out->notes[slot[p]].release = t;
-            note nt = { t, t, (uint8_t)p, (uint8_t)(ev[i].data2 & 0x7F) };
+        fold_event(&fold, &ev[i], &step);
+        for (int k = 0; k < step.n_ends; k++)
+            out->notes[slot[step.ends[k]]].release = t;
+        if (step.struck >= 0) {
+            note nt = { t, t, (uint8_t)step.struck, (uint8_t)step.velocity };
             if (note_list_append(out, &nt) < 0)
                 return -1;
-            state[p] = KEY_HELD;
-            slot[p] = out->n - 1;
-        } else if (type == 0x80 || type == 0x90) {
-            if (state[p] != KEY_HELD)
-                continue;                           /* silent, or already sustained */
-            if (pedal) {
-                state[p] = KEY_SUSTAINED;
-                continue;
-            }
-            out->notes[slot[p]].release = t;
-            state[p] = KEY_SILENT;
-        } else if (type == 0xB0 && p == 64) {
-            int down = ev[i].data2 >= 64;
-            if (pedal && !down) {
-                for (int q = 0; q < 128; q++) {
-                    if (state[q] == KEY_SUSTAINED) {
-                        out->notes[slot[q]].release = t;
-                        state[q] = KEY_SILENT;
-                    }
-                }
-            }
-            pedal = down;
+            slot[step.struck] = out->n - 1;
         }
     }
     for (int q = 0; q < 128; q++)                   /* still sounding at the end */
-        if (state[q] != KEY_SILENT)
+        if (fold.state[q] != KEY_SILENT)
             out->notes[slot[q]].release = last;
     if (first == 0) {
         sort_nearly_sorted(out->notes, out->n);
@@ -205,45 +237,47 @@ static void sort_keys(uint64_t *a, uint64_t *tmp, size_t n)
         memcpy(a, src, n * sizeof *a);
 }
 
-/* Token emission shared by both encoders: the current step and velocity bin. */
-typedef struct emit_state {
-    int64_t step;
-    int     bin;            /* -1: no VELOCITY emitted yet */
-} emit_state;
+static perf_event key_event(uint64_t key)
+{
+    perf_event ev = { KEY_STEP(key), (uint8_t)KEY_ON(key), (uint8_t)KEY_PITCH(key), (uint8_t)KEY_VEL(key) };
+    return ev;
+}
 
-/* Writes the ids for KEY into OUT (room for 3 + gap / n_time_shifts ids is
- * the caller's business); returns how many. */
-static size_t emit_key(const vocab *v, emit_state *st, uint64_t key, uint16_t *out)
+/* Tokenizing, once for every encoder and for the service's context. */
+size_t perf_emit(const vocab *v, perf_emit_pos *pos, const perf_event *ev, uint16_t *out)
 {
     size_t k = 0;
-    int64_t step = KEY_STEP(key);
 
-    while (step > st->step) {
-        int64_t shift = step - st->step;
+    while (ev->step > pos->step) {
+        int64_t shift = ev->step - pos->step;
         if (shift > v->n_time_shifts)
             shift = v->n_time_shifts;
         out[k++] = (uint16_t)vocab_id(v, EVENT_TIME_SHIFT, (int)shift);
-        st->step += shift;
+        pos->step += shift;
     }
-    int pitch = KEY_PITCH(key);
-    if (KEY_ON(key)) {
-        int bin = velocity_to_bin(v, KEY_VEL(key));
-        if (bin != st->bin) {
+    if (ev->on) {
+        int bin = velocity_to_bin(v, ev->velocity);
+        if (bin != pos->bin) {
             out[k++] = (uint16_t)vocab_id(v, EVENT_VELOCITY, bin);
-            st->bin = bin;
+            pos->bin = bin;
         }
-        out[k++] = (uint16_t)vocab_id(v, EVENT_NOTE_ON, pitch);
+        out[k++] = (uint16_t)vocab_id(v, EVENT_NOTE_ON, ev->pitch);
     } else {
-        out[k++] = (uint16_t)vocab_id(v, EVENT_NOTE_OFF, pitch);
+        out[k++] = (uint16_t)vocab_id(v, EVENT_NOTE_OFF, ev->pitch);
     }
     return k;
 }
 
-/* Upper bound on the ids emit_key writes for a key at STEP from ST. */
-static size_t emit_room(const vocab *v, const emit_state *st, int64_t step)
+size_t perf_emit_room(const vocab *v, const perf_emit_pos *pos, int64_t step)
 {
-    int64_t gap = step > st->step ? step - st->step : 0;
+    int64_t gap = step > pos->step ? step - pos->step : 0;
     return (size_t)(gap / v->n_time_shifts) + 3;
+}
+
+static size_t emit_key(const vocab *v, perf_emit_pos *pos, uint64_t key, uint16_t *out)
+{
+    perf_event ev = key_event(key);
+    return perf_emit(v, pos, &ev, out);
 }
 
 /* ---- batch encoder -------------------------------------------------------- */
@@ -271,41 +305,25 @@ int perf_encode(const vocab *v, const note *notes, size_t n, const encode_opts *
     return perf_encode_ex(v, notes, n, opt, tokens, n_tokens, NULL);
 }
 
-int perf_encode_ex(const vocab *v, const note *notes, size_t n, const encode_opts *opt,
-                   uint16_t **tokens, size_t *n_tokens, perf_encode_info *info)
+/* The in-range notes quantized, bucketed by (transposed) pitch in input
+ * order: bucket P is Q[START[P] .. START[P + 1]).  Q has room for N notes. */
+static void quantize_notes(const vocab *v, const note *notes, size_t n, const encode_opts *opt,
+                           qnote *q, size_t start[129], perf_encode_info *inf)
 {
     double stretch = effective_stretch(opt);
     int transpose = opt ? opt->transpose : 0;
-    perf_encode_info inf = { 0 };
-    size_t start[129] = { 0 };
-    qnote *q = NULL;
-    uint64_t *keys = NULL, *tmp = NULL;
-    uint16_t *out = NULL;
-    int rc = -1;
+    size_t fill[128];
 
-    *tokens = NULL;
-    *n_tokens = 0;
-    if (n > UINT32_MAX) {
-        log_error("cannot encode %zu notes: too many", n);
-        return -1;
-    }
-    /* Bucket the notes by (transposed) pitch, keeping input order. */
+    memset(start, 0, 129 * sizeof *start);
     for (size_t i = 0; i < n; i++) {
         int p = notes[i].pitch + transpose;
         if (p < v->min_pitch || p > v->max_pitch)
-            inf.n_out_of_range++;
+            inf->n_out_of_range++;
         else
             start[p + 1]++;
     }
     for (int p = 0; p < 128; p++)
         start[p + 1] += start[p];
-    size_t m = start[128];
-    q = malloc((m ? m : 1) * sizeof *q);
-    keys = malloc((2 * m + 1) * sizeof *keys);
-    tmp = malloc((2 * m + 1) * sizeof *tmp);
-    if (!q || !keys || !tmp)
-        goto oom;
-    size_t fill[128];
     memcpy(fill, start, sizeof fill);
     for (size_t i = 0; i < n; i++) {
         int p = notes[i].pitch + transpose;
@@ -317,14 +335,17 @@ int perf_encode_ex(const vocab *v, const note *notes, size_t n, const encode_opt
         x->index = (uint32_t)i;
         x->pitch = (uint8_t)p;
         x->velocity = notes[i].velocity < 1 ? 1 : notes[i].velocity > 127 ? 127 : notes[i].velocity;
-        x->lengthened = 0;
+        x->lengthened = x->off <= x->on;
         x->dropped = 0;
-        if (x->off <= x->on) {
+        if (x->lengthened)
             x->off = x->on + 1;
-            x->lengthened = 1;
-        }
     }
-    /* Within a pitch: order by onset step, then resolve notes that collide. */
+}
+
+/* Within each pitch: order by onset step, then end a note where the next
+ * one starts; one that is left no step is dropped. */
+static void resolve_collisions(qnote *q, const size_t start[129])
+{
     for (int p = 0; p < 128; p++) {
         qnote *b = q + start[p];
         size_t nb = start[p + 1] - start[p];
@@ -344,29 +365,63 @@ int perf_encode_ex(const vocab *v, const note *notes, size_t n, const encode_opt
             prev = &b[i];
         }
     }
+}
+
+/* The NOTE_ON and NOTE_OFF keys of the notes kept, sorted (TMP: scratch of
+ * the same size); returns how many, the last step in *MAX_STEP. */
+static size_t note_keys(const qnote *q, size_t m, uint64_t *keys, uint64_t *tmp, int64_t *max_step,
+                        perf_encode_info *inf)
+{
     size_t nk = 0;
-    int64_t max_step = 0;
+
+    *max_step = 0;
     for (size_t i = 0; i < m; i++) {
         if (q[i].dropped) {
-            inf.n_collapsed++;
+            inf->n_collapsed++;
             continue;
         }
-        inf.n_notes++;
-        inf.n_lengthened += q[i].lengthened;
+        inf->n_notes++;
+        inf->n_lengthened += q[i].lengthened;
         keys[nk++] = KEY_MAKE(q[i].on, 1, q[i].pitch, q[i].velocity);
         keys[nk++] = KEY_MAKE(q[i].off, 0, q[i].pitch, 0);
-        if (q[i].off > max_step)
-            max_step = q[i].off;
+        if (q[i].off > *max_step)
+            *max_step = q[i].off;
     }
     sort_keys(keys, tmp, nk);
-    size_t cap = 3 * nk + (size_t)(max_step / v->n_time_shifts) + 2;
-    out = malloc(cap * sizeof *out);
+    return nk;
+}
+
+int perf_encode_ex(const vocab *v, const note *notes, size_t n, const encode_opts *opt,
+                   uint16_t **tokens, size_t *n_tokens, perf_encode_info *info)
+{
+    perf_encode_info inf = { 0 };
+    size_t start[129];
+    uint64_t *keys = NULL, *tmp = NULL;
+    uint16_t *out = NULL;
+    int rc = -1;
+
+    *tokens = NULL;
+    *n_tokens = 0;
+    if (n > UINT32_MAX) {
+        log_error("cannot encode %zu notes: too many", n);
+        return -1;
+    }
+    qnote *q = malloc((n ? n : 1) * sizeof *q);
+    keys = malloc((2 * n + 1) * sizeof *keys);
+    tmp = malloc((2 * n + 1) * sizeof *tmp);
+    if (!q || !keys || !tmp)
+        goto oom;
+    quantize_notes(v, notes, n, opt, q, start, &inf);
+    resolve_collisions(q, start);
+    int64_t max_step;
+    size_t nk = note_keys(q, start[128], keys, tmp, &max_step, &inf);
+    out = malloc((3 * nk + (size_t)(max_step / v->n_time_shifts) + 2) * sizeof *out);
     if (!out)
         goto oom;
-    emit_state st = { 0, -1 };
+    perf_emit_pos pos = { 0, -1 };
     size_t k = 0;
     for (size_t i = 0; i < nk; i++)
-        k += emit_key(v, &st, keys[i], out + k);
+        k += emit_key(v, &pos, keys[i], out + k);
     if (opt && opt->add_eos && v->has_pad_eos)
         out[k++] = (uint16_t)vocab_id(v, EVENT_EOS, 0);
     *tokens = out;
@@ -398,21 +453,23 @@ struct perf_encoder {
     double  stretch;
     int     transpose;
     int     add_eos;
-    /* pedal folding, by input pitch */
-    uint8_t state[128];         /* KEY_SILENT / KEY_HELD / KEY_SUSTAINED */
-    int64_t on_step[128];       /* onset step of the sounding note */
-    uint8_t velocity[128];
+    pedal_fold fold;            /* by input pitch */
+    int64_t on_step[128];       /* onset step of the sounding note, by input pitch */
     /* the last note that ended, by input pitch, to drop it if the pitch is
      * struck again within its (lengthened) single step */
     int64_t last_on[128], last_off[128];
     uint8_t last_lengthened[128];
-    int     pedal;
     double  last_time;          /* latest event */
     double  floor_time;         /* no event before this (advance) */
     /* events not final yet: steps >= the step of the latest event */
     uint64_t pending[PENDING_MAX];
     size_t   n_pending;
-    emit_state emit;
+    /* final events, read from head (keys) */
+    uint64_t *keys;
+    size_t   k_head, k_len, k_cap;
+    int      emits_ids;         /* 1: final events become ids (perf_encoder_pop);
+                                   0: they are handed out (perf_encoder_pop_events) */
+    perf_emit_pos emit;         /* where the ids handed out stand */
     /* final ids, read from head */
     uint16_t *queue;
     size_t   q_head, q_len, q_cap;
@@ -421,68 +478,105 @@ struct perf_encoder {
 
 static void encoder_reset(perf_encoder *e)
 {
-    memset(e->state, 0, sizeof e->state);
+    memset(&e->fold, 0, sizeof e->fold);
     for (int p = 0; p < 128; p++)
         e->last_off[p] = e->last_on[p] = -1;
-    e->pedal = 0;
     e->last_time = e->floor_time = 0;
     e->n_pending = 0;
     e->emit.step = 0;
     e->emit.bin = -1;
 }
 
-perf_encoder *perf_encoder_new(const vocab *v, const encode_opts *opt)
+static perf_encoder *encoder_new(const vocab *v, const encode_opts *opt, int emits_ids)
 {
     perf_encoder *e = calloc(1, sizeof *e);
-    if (!e || !(e->queue = malloc(QUEUE_MIN * sizeof *e->queue))) {
+    if (!e || !(e->queue = malloc(QUEUE_MIN * sizeof *e->queue))
+        || !(e->keys = malloc(PENDING_MAX * sizeof *e->keys))) {
         log_error("cannot create a streaming encoder: out of memory");
+        if (e)
+            free(e->queue);
         free(e);
         return NULL;
     }
     e->q_cap = QUEUE_MIN;
+    e->k_cap = PENDING_MAX;
     e->v = v;
     e->stretch = effective_stretch(opt);
     e->transpose = opt ? opt->transpose : 0;
     e->add_eos = opt ? opt->add_eos : 0;
+    e->emits_ids = emits_ids;
     encoder_reset(e);
     return e;
+}
+
+perf_encoder *perf_encoder_new(const vocab *v, const encode_opts *opt)
+{
+    return encoder_new(v, opt, 1);
+}
+
+perf_encoder *perf_encoder_new_events(const vocab *v, const encode_opts *opt)
+{
+    return encoder_new(v, opt, 0);
 }
 
 void perf_encoder_free(perf_encoder *e)
 {
     if (!e)
         return;
+    free(e->keys);
     free(e->queue);
     free(e);
 }
 
 perf_encode_info perf_encoder_info(const perf_encoder *e) { return e->info; }
 
-/* Makes room for N more ids at the tail of the queue. */
-static int queue_reserve(perf_encoder *e, size_t n)
+/* Makes room for N more items of SIZE bytes at the tail of a queue read
+ * from *HEAD (LEN items, CAP room). */
+static int queue_grow(void **buf, size_t size, size_t *head, size_t len, size_t *cap, size_t n)
 {
-    if (e->q_head + e->q_len + n <= e->q_cap)
+    if (*head + len + n <= *cap)
         return 0;
-    if (e->q_head > 0) {
-        memmove(e->queue, e->queue + e->q_head, e->q_len * sizeof *e->queue);
-        e->q_head = 0;
-        if (e->q_len + n <= e->q_cap)
+    if (*head > 0) {
+        memmove(*buf, (char *)*buf + *head * size, len * size);
+        *head = 0;
+        if (len + n <= *cap)
             return 0;
     }
-    size_t ncap = e->q_cap;
-    while (ncap < e->q_len + n)
+    size_t ncap = *cap;
+    while (ncap < len + n)
         ncap *= 2;
-    uint16_t *p = realloc(e->queue, ncap * sizeof *p);
+    void *p = realloc(*buf, ncap * size);
     if (!p) {
         log_error("streaming encoder: out of memory");
         return -1;
     }
-    e->queue = p;
-    e->q_cap = ncap;
+    *buf = p;
+    *cap = ncap;
     return 0;
 }
 
-/* Emits the pending keys of steps before LIMIT, in key order. */
+static int ids_reserve(perf_encoder *e, size_t n)
+{
+    void *buf = e->queue;
+    int rc = queue_grow(&buf, sizeof *e->queue, &e->q_head, e->q_len, &e->q_cap, n);
+    e->queue = buf;
+    return rc;
+}
+
+/* The final events so far become ids (the token interface). */
+static int encoder_emit_ids(perf_encoder *e)
+{
+    for (; e->k_len > 0; e->k_head++, e->k_len--) {
+        uint64_t key = e->keys[e->k_head];
+        if (ids_reserve(e, perf_emit_room(e->v, &e->emit, KEY_STEP(key))) < 0)
+            return -1;
+        e->q_len += emit_key(e->v, &e->emit, key, e->queue + e->q_head + e->q_len);
+    }
+    e->k_head = 0;
+    return 0;
+}
+
+/* The pending keys of steps before LIMIT become final, in key order. */
 static int encoder_flush(perf_encoder *e, int64_t limit)
 {
     uint64_t ready[PENDING_MAX];
@@ -502,12 +596,14 @@ static int encoder_flush(perf_encoder *e, int64_t limit)
             ready[j] = ready[j - 1];
         ready[j] = k;
     }
-    for (size_t i = 0; i < nr; i++) {
-        if (queue_reserve(e, emit_room(e->v, &e->emit, KEY_STEP(ready[i]))) < 0)
-            return -1;
-        e->q_len += emit_key(e->v, &e->emit, ready[i], e->queue + e->q_head + e->q_len);
-    }
-    return 0;
+    void *buf = e->keys;
+    int rc = queue_grow(&buf, sizeof *e->keys, &e->k_head, e->k_len, &e->k_cap, nr);
+    e->keys = buf;
+    if (rc < 0)
+        return -1;
+    memcpy(e->keys + e->k_head + e->k_len, ready, nr * sizeof *ready);
+    e->k_len += nr;
+    return e->emits_ids ? encoder_emit_ids(e) : 0;
 }
 
 static int pending_add(perf_encoder *e, uint64_t key)
@@ -540,7 +636,6 @@ static int out_pitch(const perf_encoder *e, int p)
 static int encoder_end_note(perf_encoder *e, int p, int64_t step)
 {
     int q = out_pitch(e, p);
-    e->state[p] = KEY_SILENT;
     if (q < 0)
         return 0;
     int64_t on = e->on_step[p], off = step;
@@ -558,9 +653,7 @@ static int encoder_end_note(perf_encoder *e, int p, int64_t step)
 static int encoder_start_note(perf_encoder *e, int p, int64_t step, int velocity)
 {
     int q = out_pitch(e, p);
-    e->state[p] = KEY_HELD;
     e->on_step[p] = step;
-    e->velocity[p] = (uint8_t)velocity;
     if (q < 0) {
         e->info.n_out_of_range++;
         return 0;
@@ -582,35 +675,16 @@ int perf_encoder_push(perf_encoder *e, const smf_event *ev)
 {
     double t = ev->time > e->floor_time ? ev->time : e->floor_time;
     int64_t step = perf_quantize(e->v, e->stretch, t);
-    int type = ev->status & 0xF0, p = ev->data1 & 0x7F;
+    fold_step fs;
 
     if (encoder_flush(e, step) < 0)
         return -1;
     e->last_time = e->floor_time = t;
-    if (type == 0x90 && ev->data2 > 0) {
-        if (e->state[p] != KEY_SILENT && encoder_end_note(e, p, step) < 0)
+    fold_event(&e->fold, ev, &fs);
+    for (int k = 0; k < fs.n_ends; k++)
+        if (encoder_end_note(e, fs.ends[k], step) < 0)
             return -1;
-        return encoder_start_note(e, p, step, ev->data2 & 0x7F);
-    }
-    if (type == 0x80 || type == 0x90) {
-        if (e->state[p] != KEY_HELD)
-            return 0;
-        if (e->pedal) {
-            e->state[p] = KEY_SUSTAINED;
-            return 0;
-        }
-        return encoder_end_note(e, p, step);
-    }
-    if (type == 0xB0 && p == 64) {
-        int down = ev->data2 >= 64;
-        if (e->pedal && !down) {
-            for (int k = 0; k < 128; k++)
-                if (e->state[k] == KEY_SUSTAINED && encoder_end_note(e, k, step) < 0)
-                    return -1;
-        }
-        e->pedal = down;
-    }
-    return 0;
+    return fs.struck >= 0 ? encoder_start_note(e, fs.struck, step, fs.velocity) : 0;
 }
 
 int perf_encoder_advance(perf_encoder *e, double seconds)
@@ -625,12 +699,12 @@ int perf_encoder_finish(perf_encoder *e)
     int64_t step = perf_quantize(e->v, e->stretch, e->last_time);
 
     for (int p = 0; p < 128; p++)
-        if (e->state[p] != KEY_SILENT && encoder_end_note(e, p, step) < 0)
+        if (e->fold.state[p] != KEY_SILENT && encoder_end_note(e, p, step) < 0)
             return -1;
     if (encoder_flush(e, INT64_MAX) < 0)
         return -1;
-    if (e->add_eos && e->v->has_pad_eos) {
-        if (queue_reserve(e, 1) < 0)
+    if (e->emits_ids && e->add_eos && e->v->has_pad_eos) {
+        if (ids_reserve(e, 1) < 0)
             return -1;
         e->queue[e->q_head + e->q_len++] = (uint16_t)vocab_id(e->v, EVENT_EOS, 0);
     }
@@ -646,6 +720,18 @@ size_t perf_encoder_pop(perf_encoder *e, uint16_t *ids, size_t max)
     e->q_len -= n;
     if (e->q_len == 0)
         e->q_head = 0;
+    return n;
+}
+
+size_t perf_encoder_pop_events(perf_encoder *e, perf_event *out, size_t max)
+{
+    size_t n = e->k_len < max ? e->k_len : max;
+    for (size_t i = 0; i < n; i++)
+        out[i] = key_event(e->keys[e->k_head + i]);
+    e->k_head += n;
+    e->k_len -= n;
+    if (e->k_len == 0)
+        e->k_head = 0;
     return n;
 }
 

@@ -79,18 +79,50 @@ int perf_encode(const vocab *v, const note *notes, size_t n, const encode_opts *
 int perf_encode_ex(const vocab *v, const note *notes, size_t n, const encode_opts *opt,
                    uint16_t **tokens, size_t *n_tokens, perf_encode_info *info);
 
+/* A note event as the encoders order them: at STEP (10 ms steps by default),
+ * NOTE_ON with its velocity or NOTE_OFF, of PITCH (after transposition). */
+typedef struct perf_event {
+    int64_t step;
+    uint8_t on;             /* 1 NOTE_ON, 0 NOTE_OFF */
+    uint8_t pitch;
+    uint8_t velocity;       /* 1..127 for NOTE_ON */
+} perf_event;
+
+/* Where a token stream stands: the step its TIME_SHIFTs have reached and
+ * the velocity bin in force (-1: none yet).  Start at { 0, -1 }. */
+typedef struct perf_emit_pos {
+    int64_t step;
+    int     bin;
+} perf_emit_pos;
+
+/* Tokenizing, the one place for every encoder and the service: the ids of
+ * EV after POS into OUT (room for perf_emit_room ids): TIME_SHIFTs of at
+ * most n_time_shifts steps up to ev->step (none if it is not later), a
+ * VELOCITY before a NOTE_ON whose bin differs from POS's, the note.
+ * Advances POS; returns how many ids. */
+size_t perf_emit(const vocab *v, perf_emit_pos *pos, const perf_event *ev, uint16_t *out);
+/* Most ids perf_emit writes for an event at STEP from POS. */
+size_t perf_emit_room(const vocab *v, const perf_emit_pos *pos, int64_t step);
+
 /* Streaming encoder for live input: timed channel events in, tokens out.
  * It gives exactly the tokens that perf_notes_from_midi + perf_encode give
- * for the same events.  A step's events are final only once an event of a
- * later step arrives (or perf_encoder_advance/finish says time has moved
- * on); a note-off under the pedal is held back until the pedal lifts.
- * perf_encoder_push and _pop allocate nothing unless the token queue must
- * grow (it starts with room for 4096 ids). */
+ * for the same events (the sustain pedal folded in by the same code).  A
+ * step's events are final only once an event of a later step arrives (or
+ * perf_encoder_advance/finish says time has moved on); a note-off under the
+ * pedal is held back until the pedal lifts.  perf_encoder_push and _pop
+ * allocate nothing unless a queue must grow (they start with room for 4096
+ * ids and 1024 events). */
 typedef struct perf_encoder perf_encoder;
 
 /* A new encoder (OPT may be NULL), or NULL out of memory (logged).  Free with
  * perf_encoder_free. */
 perf_encoder *perf_encoder_new(const vocab *v, const encode_opts *opt);
+/* The same encoder, but it hands out its final note events (pedal folded,
+ * quantized, collapsed, in token order) with perf_encoder_pop_events instead
+ * of ids, for a caller that writes them into a token stream of its own with
+ * perf_emit: the service's model context, where the model's own events come
+ * in between.  No EOS. */
+perf_encoder *perf_encoder_new_events(const vocab *v, const encode_opts *opt);
 void perf_encoder_free(perf_encoder *e);
 /* Feeds one channel event; times must not decrease (an earlier time is taken
  * as the latest one seen).  Returns 0, or -1 out of memory (logged). */
@@ -104,6 +136,9 @@ int perf_encoder_advance(perf_encoder *e, double seconds);
 int perf_encoder_finish(perf_encoder *e);
 /* Copies up to MAX final ids into IDS and removes them; returns how many. */
 size_t perf_encoder_pop(perf_encoder *e, uint16_t *ids, size_t max);
+/* Copies up to MAX final events into OUT and removes them (an encoder from
+ * perf_encoder_new_events); returns how many. */
+size_t perf_encoder_pop_events(perf_encoder *e, perf_event *out, size_t max);
 /* Counts so far (since perf_encoder_new). */
 perf_encode_info perf_encoder_info(const perf_encoder *e);
 

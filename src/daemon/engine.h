@@ -5,12 +5,12 @@
 #include <stdint.h>
 
 #include "daemon/options.h"
+#include "midi/smf.h"
 #include "model/sampler.h"
 
-/* A note event crossing between the service loop and the generator. */
+/* A note event of a continuation, from the generator to the service loop. */
 typedef struct gen_event {
-    double  time;       /* seconds: the player's events on the session time
-                           line; a continuation's from its own start */
+    double  time;       /* seconds from the continuation's start */
     uint8_t on;         /* 1 note-on, 0 note-off */
     uint8_t pitch;
     uint8_t velocity;   /* 1..127 for note-on */
@@ -28,9 +28,11 @@ typedef struct sampling {
 /* An engine: a const table entry; all calls come from the generator thread.
  * open:     loads what CFG names into *STATE; logs and returns -1 on error.
  * close:    frees STATE.
- * listen:   one event of the player, in time order (sustain pedal already
- *           folded in by the caller); it goes into the context at once, so
- *           a continuation only has sampling left to do.
+ * listen:   one channel message of the player (note on/off, the sustain
+ *           pedal) at session time msg->time, in time order, as the loop
+ *           read it; the engine folds the pedal in (the model: through the
+ *           codec's streaming encoder, context.h) and it goes into the
+ *           context at once, so a continuation only has sampling left.
  * begin:    a continuation starts at session time AT (the phrase end; in a
  *           duet, the time of its first event): a player's event that comes
  *           during the continuation (duet) is placed on its time line by AT.
@@ -41,16 +43,20 @@ typedef struct sampling {
  * end:      the continuation stopped after PLAYED seconds of it (the
  *           player came back, or the length was reached).
  * rewind:   forget the last continuation: the context is back at its
- *           phrase end (re-roll). */
+ *           phrase end (re-roll).
+ * hear_until: (may be NULL) a duet: no message of the player earlier than
+ *           session time T will come, so what listen held back (the events
+ *           of a message's own 10 ms step) enters the context. */
 typedef struct engine_ops {
     const char *name;
     int  (*open)(void **state, const config *cfg);
     void (*close)(void *state);
-    int  (*listen)(void *state, const gen_event *ev);
+    int  (*listen)(void *state, const smf_event *msg);
     int  (*begin)(void *state, double at, const sampling *s);
     int  (*next)(void *state, gen_event *out);
     void (*end)(void *state, double played);
     void (*rewind)(void *state);
+    int  (*hear_until)(void *state, double t);
 } engine_ops;
 
 /* "echo": answers with the player's last phrase a fifth up, at its timing

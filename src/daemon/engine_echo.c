@@ -2,17 +2,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/perf.h"
 #include "daemon/engine.h"
 #include "util/log.h"
 
 #define ECHO_MAX 4096
 
 typedef struct echo_state {
-    gen_event phrase[ECHO_MAX];     /* the player's events since the last answer */
+    smf_event phrase[ECHO_MAX];     /* the player's messages since the last answer */
     int       n;
-    gen_event answer[ECHO_MAX];     /* the answer being played (copy of phrase) */
+    note_list notes;                /* the phrase's notes (the codec folds the pedal) */
+    gen_event answer[ECHO_MAX];     /* the answer being played: the notes' events */
     int       n_answer, next;
-    double    shift;                /* subtracted from the phrase's times */
     int       listening_since_answer;
 } echo_state;
 
@@ -30,31 +31,52 @@ static int echo_open(void **state, const config *cfg)
 
 static void echo_close(void *state)
 {
-    free(state);
+    echo_state *e = state;
+    note_list_free(&e->notes);
+    free(e);
 }
 
-static int echo_listen(void *state, const gen_event *ev)
+static int echo_listen(void *state, const smf_event *msg)
 {
     echo_state *e = state;
-    if (e->listening_since_answer == 0) {   /* first event after an answer */
+    if (e->listening_since_answer == 0) {   /* first message after an answer */
         e->n = 0;
         e->listening_since_answer = 1;
     }
     if (e->n < ECHO_MAX)
-        e->phrase[e->n++] = *ev;
+        e->phrase[e->n++] = *msg;
     return 0;
 }
 
+/* The answer: the phrase's notes (pedal folded by the codec, as the model
+ * hears them) as events from the first one on, note-offs before note-ons
+ * at one time; a note that only started as the phrase ended is left out. */
 static int echo_begin(void *state, double at, const sampling *s)
 {
     echo_state *e = state;
+    smf_event *ev = NULL;
+    size_t n_ev = 0;
     (void)at;
     (void)s;
     e->listening_since_answer = 0;
-    e->n_answer = e->n;
-    memcpy(e->answer, e->phrase, (size_t)e->n * sizeof *e->phrase);
-    e->shift = e->n ? e->phrase[0].time : 0;
-    e->next = 0;
+    e->n_answer = e->next = 0;
+    e->notes.n = 0;
+    if (perf_notes_from_midi(e->phrase, (size_t)e->n, &e->notes) < 0)
+        return -1;
+    size_t kept = 0;
+    for (size_t i = 0; i < e->notes.n; i++)     /* ends with the phrase: still sounding */
+        if (e->notes.notes[i].release > e->notes.notes[i].onset)
+            e->notes.notes[kept++] = e->notes.notes[i];
+    e->notes.n = kept;
+    if (perf_notes_to_events(e->notes.notes, e->notes.n, &ev, &n_ev) < 0)
+        return -1;
+    double shift = n_ev ? ev[0].time : 0;     /* the answer starts with its first note */
+    for (size_t i = 0; i < n_ev && e->n_answer < ECHO_MAX; i++) {
+        int on = (ev[i].status & 0xF0) == 0x90;
+        e->answer[e->n_answer++] = (gen_event){ ev[i].time - shift, (uint8_t)on, ev[i].data1,
+                                                (uint8_t)(on ? ev[i].data2 : 0) };
+    }
+    free(ev);
     return 0;
 }
 
@@ -66,7 +88,6 @@ static int echo_next(void *state, gen_event *out)
         if (ev.pitch + 7 > 127)
             continue;
         ev.pitch = (uint8_t)(ev.pitch + 7);
-        ev.time -= e->shift;
         *out = ev;
         return 1;
     }
@@ -86,5 +107,5 @@ static void echo_rewind(void *state)
 }
 
 const engine_ops engine_echo = {
-    "echo", echo_open, echo_close, echo_listen, echo_begin, echo_next, echo_end, echo_rewind,
+    "echo", echo_open, echo_close, echo_listen, echo_begin, echo_next, echo_end, echo_rewind, NULL,
 };

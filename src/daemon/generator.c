@@ -51,94 +51,139 @@ static void push_out(generator *g, const gen_out *o)
     ring_fd(g->wake_loop);
 }
 
+/* What the thread keeps between passes: the continuation it generates. */
+typedef struct gen_run {
+    uint32_t cur;               /* continuation being generated */
+    int      generating, count;
+    double   max_seconds;
+    int      max_events;
+    int      duet;              /* the continuation is a duet (see gen_cmd) */
+    double   at;                /* duet: session time of its time 0 */
+    int64_t  start_ns;          /* duet: CLOCK_MONOTONIC of its time 0 */
+    gen_out  held;              /* duet: an event sampled too far ahead, not yet sent */
+    int      have_held;
+} gen_run;
+
+static void gen_failed(generator *g)
+{
+    atomic_store(&g->failed, 1);
+}
+
+/* GEN_RESPOND / GEN_REROLL: a continuation starts. */
+static void start_continuation(generator *g, gen_run *r, const gen_cmd *c)
+{
+    const engine_ops *e = g->engine;
+    if (r->generating)
+        e->end(g->state, 0);
+    if (c->kind == GEN_REROLL)
+        e->rewind(g->state);
+    r->generating = e->begin(g->state, c->at, &c->s) == 0;
+    if (!r->generating) {
+        gen_failed(g);
+        gen_out o = { c->id, 1, { 0, 0, 0, 0 } };
+        push_out(g, &o);
+    }
+    r->cur = c->id;
+    r->count = 0;
+    r->max_events = c->max_events;
+    r->max_seconds = c->max_seconds;
+    r->duet = c->duet;
+    r->at = c->at;
+    r->start_ns = c->start_ns;
+    r->have_held = 0;
+}
+
+/* Runs the commands waiting in the ring; 1 when told to quit. */
+static int run_commands(generator *g, gen_run *r)
+{
+    const engine_ops *e = g->engine;
+    gen_cmd c;
+    while (ring_pop(&g->cmds, &c)) {
+        switch (c.kind) {
+        case GEN_QUIT:
+            return 1;
+        case GEN_LISTEN:
+            /* the player came back (a note, not the pedal): the model stops */
+            if (r->generating && !r->duet && (c.heard.status & 0xF0) != 0xB0) {
+                e->end(g->state, 0);
+                r->generating = 0;
+            }
+            if (e->listen(g->state, &c.heard) < 0)
+                gen_failed(g);
+            break;
+        case GEN_STOP:
+            if (r->generating)
+                e->end(g->state, c.at);
+            r->generating = 0;
+            r->have_held = 0;
+            break;
+        case GEN_REROLL:
+        case GEN_RESPOND:
+            start_continuation(g, r, &c);
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Duet: the event held back goes out once the music is near; until then
+ * the thread waits for commands (the player's notes come first). */
+static void release_held(generator *g, gen_run *r)
+{
+    int64_t due = r->start_ns + (int64_t)((r->held.ev.time - DUET_AHEAD_S) * 1e9);
+    if (mono_ns() < due) {
+        wait_cmd_until(g, due);
+        return;
+    }
+    r->have_held = 0;
+    if (r->held.ev.on != 2)             /* time passing is not sent on */
+        push_out(g, &r->held);
+}
+
+/* Samples the next event of the continuation and sends it (or holds it, in
+ * a duet, until the music is near). */
+static void generate_one(generator *g, gen_run *r)
+{
+    const engine_ops *e = g->engine;
+    gen_out o = { r->cur, 0, { 0, 0, 0, 0 } };
+    /* a duet: what the player played until a moment ago is in the context
+     * (5 ms back, so a message the loop stamped just before is not late) */
+    if (r->duet && e->hear_until
+        && e->hear_until(g->state, r->at + (double)(mono_ns() - r->start_ns) / 1e9 - 0.005) < 0)
+        gen_failed(g);
+    int rc = e->next(g->state, &o.ev);
+    if (rc < 0)
+        gen_failed(g);
+    if (rc <= 0 || o.ev.time > r->max_seconds || ++r->count > r->max_events) {
+        e->end(g->state, r->max_seconds);
+        r->generating = 0;
+        o.done = 1;
+    }
+    if (r->duet && !o.done && mono_ns() < r->start_ns + (int64_t)((o.ev.time - DUET_AHEAD_S) * 1e9)) {
+        r->held = o;
+        r->have_held = 1;
+        return;
+    }
+    if (o.ev.on == 2 && !o.done)
+        return;                         /* time passing, already due */
+    push_out(g, &o);
+}
+
 static void *generator_main(void *arg)
 {
     generator *g = arg;
-    const engine_ops *e = g->engine;
-    gen_cmd c;
-    uint32_t cur = 0;           /* continuation being generated */
-    int generating = 0, count = 0;
-    double max_seconds = 0;
-    int max_events = 0;
-    int duet = 0;               /* the continuation is a duet (see gen_cmd) */
-    int64_t start_ns = 0;
-    gen_out held;               /* duet: an event sampled too far ahead, not yet sent */
-    int have_held = 0;
-
+    gen_run r;
+    memset(&r, 0, sizeof r);
     for (;;) {
         atomic_fetch_add(&g->heartbeat, 1);
-        while (ring_pop(&g->cmds, &c)) {
-            switch (c.kind) {
-            case GEN_QUIT:
-                return NULL;
-            case GEN_LISTEN:
-                if (generating && !duet) {  /* the player came back: the model stops */
-                    e->end(g->state, 0);
-                    generating = 0;
-                }
-                if (e->listen(g->state, &c.ev) < 0)
-                    atomic_store(&g->failed, 1);
-                break;
-            case GEN_STOP:
-                if (generating)
-                    e->end(g->state, c.at);
-                generating = 0;
-                have_held = 0;
-                break;
-            case GEN_REROLL:
-            case GEN_RESPOND:
-                if (generating)
-                    e->end(g->state, 0);
-                if (c.kind == GEN_REROLL)
-                    e->rewind(g->state);
-                generating = e->begin(g->state, c.at, &c.s) == 0;
-                if (!generating) {
-                    atomic_store(&g->failed, 1);
-                    gen_out o = { c.id, 1, { 0, 0, 0, 0 } };
-                    push_out(g, &o);
-                }
-                cur = c.id;
-                count = 0;
-                max_events = c.max_events;
-                max_seconds = c.max_seconds;
-                duet = c.duet;
-                start_ns = c.start_ns;
-                have_held = 0;
-                break;
-            }
-        }
-        if (!generating) {
+        if (run_commands(g, &r))
+            return NULL;
+        if (!r.generating)
             drain_fd(g->wake_gen);      /* blocks until the next command */
-            continue;
-        }
-        if (have_held) {                /* duet: send it once the music is near */
-            int64_t due = start_ns + (int64_t)((held.ev.time - DUET_AHEAD_S) * 1e9);
-            if (mono_ns() < due) {
-                wait_cmd_until(g, due);
-                continue;               /* commands first (the player's notes) */
-            }
-            have_held = 0;
-            if (held.ev.on != 2)        /* time passing is not sent on */
-                push_out(g, &held);
-            continue;
-        }
-        gen_out o = { cur, 0, { 0, 0, 0, 0 } };
-        int r = e->next(g->state, &o.ev);
-        if (r < 0)
-            atomic_store(&g->failed, 1);
-        if (r <= 0 || o.ev.time > max_seconds || ++count > max_events) {
-            e->end(g->state, max_seconds);
-            generating = 0;
-            o.done = 1;
-        }
-        if (duet && !o.done && mono_ns() < start_ns + (int64_t)((o.ev.time - DUET_AHEAD_S) * 1e9)) {
-            held = o;
-            have_held = 1;
-            continue;
-        }
-        if (o.ev.on == 2 && !o.done)
-            continue;                   /* time passing, already due */
-        push_out(g, &o);
+        else if (r.have_held)
+            release_held(g, &r);        /* commands first, each pass */
+        else
+            generate_one(g, &r);
     }
 }
 

@@ -11,7 +11,7 @@
 
 /* Commands from the loop to the generator. */
 typedef enum gen_cmd_kind {
-    GEN_LISTEN,     /* ev: a player's event for the context */
+    GEN_LISTEN,     /* heard: a player's message for the context */
     GEN_RESPOND,    /* start continuation `id` at session time `at` */
     GEN_STOP,       /* stop the current continuation; `at` = seconds played */
     GEN_REROLL,     /* rewind the last continuation, then as GEN_RESPOND */
@@ -22,7 +22,7 @@ typedef struct gen_cmd {
     gen_cmd_kind kind;
     uint32_t  id;           /* continuation id (RESPOND, REROLL) */
     double    at;
-    gen_event ev;
+    smf_event heard;        /* LISTEN: the message, at session time heard.time */
     sampling  s;
     int       max_events;   /* length limits of the continuation */
     double    max_seconds;

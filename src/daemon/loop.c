@@ -366,24 +366,20 @@ static int may_answer(const service *sv)
     return sv->cfg.sync != SYNC_CLOCK || sv->tp.running;
 }
 
-/* The player's events to the generator, which feeds them into the model's
- * context as they come. */
-static void hear_player(service *sv, const gen_event *ev, int n_ev)
+/* A message of the player (a note, the pedal) to the generator, whose
+ * engine feeds it into the model's context as it comes. */
+static void hear_player(service *sv, const midi_msg *m, double t)
 {
-    for (int i = 0; i < n_ev; i++) {
-        gen_cmd c;
-        memset(&c, 0, sizeof c);
-        c.kind = GEN_LISTEN;
-        c.ev = ev[i];
-        if (generator_send(&sv->gen, &c) < 0)
-            log_warn_limited(&sv->busy_warn, "generator busy: a note of the player was not heard");
-    }
+    gen_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = GEN_LISTEN;
+    c.heard = (smf_event){ .time = t, .status = m->status, .data1 = m->data1, .data2 = m->data2 };
+    if (generator_send(&sv->gen, &c) < 0)
+        log_warn_limited(&sv->busy_warn, "generator busy: a note of the player was not heard");
 }
 
 static void handle_input(service *sv, const midi_msg *m, int64_t now)
 {
-    gen_event ev[130];
-    int n_ev = 0;
     double t = session_time(sv, now);
 
     if (!midi_msg_is_channel(m)) {
@@ -398,7 +394,7 @@ static void handle_input(service *sv, const midi_msg *m, int64_t now)
         return;     /* active sensing, ... */
     }
     recorder_add(&sv->rec, RECORD_PLAYER, t, m);
-    int act = phrase_input(&sv->ph, &sv->cfg, m, now, t, ev, &n_ev);
+    int act = phrase_input(&sv->ph, &sv->cfg, m, now);
     if (act & PHRASE_NOTE_ON) {
         sv->notes_in++;
         if (responding(sv) && !sv->response_duet) {   /* the player came back: the model stops */
@@ -406,7 +402,8 @@ static void handle_input(service *sv, const midi_msg *m, int64_t now)
             stop_response(sv, now);
         }
     }
-    hear_player(sv, ev, n_ev);
+    if (act & PHRASE_HEAR)
+        hear_player(sv, m, t);
     if (sv->cfg.midi_thru && !(act & PHRASE_CONTROL))
         send_thru(sv, m, now);
     if (act & PHRASE_PANIC)
@@ -430,13 +427,12 @@ static void handle_input(service *sv, const midi_msg *m, int64_t now)
  * may end. */
 static void release_lost_keys(service *sv, int64_t now)
 {
-    gen_event ev[128];
     uint8_t keys[128];
-    int n_ev = 0;
     double t = session_time(sv, now);
-    int n = phrase_release_lost(&sv->ph, &sv->cfg, now, t, ev, &n_ev, keys);
-    hear_player(sv, ev, n_ev);
+    int n = phrase_release_lost(&sv->ph, &sv->cfg, now, keys);
     for (int i = 0; i < n; i++) {
+        midi_msg lost = { 0x80, keys[i], 0, 3 };
+        hear_player(sv, &lost, t);
         char name[16];
         log_warn("the player's %s has been held %.0f s without a note-off: taken as released "
                  "(held_note_timeout_ms = %d)", midi_pitch_name(keys[i], name, sizeof name),

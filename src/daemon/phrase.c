@@ -12,57 +12,35 @@ double phrase_cc_temperature(int v) { return 0.1 + 1.9 * v / 127.0; }
 double phrase_cc_top_p(int v)       { return 0.05 + 0.95 * v / 127.0; }
 double phrase_cc_length(int v)      { return 1.0 + 29.0 * v / 127.0; }
 
-static void add(gen_event *ev, int *n, double t, int on, int pitch, int vel)
-{
-    gen_event e = { t, (uint8_t)on, (uint8_t)pitch, (uint8_t)vel };
-    ev[(*n)++] = e;
-}
-
-int phrase_input(phrase *p, config *cfg, const midi_msg *m, int64_t now, double t,
-                 gen_event *ev, int *n_ev)
+int phrase_input(phrase *p, config *cfg, const midi_msg *m, int64_t now)
 {
     int type = m->status & 0xF0, key = m->data1, val = m->data2;
     int act = 0;
-    *n_ev = 0;
     if (m->status >= 0xF0)
         return 0;
     if (midi_msg_is_note_on(m)) {
-        if (p->sounding[key])    /* re-struck while the pedal holds it */
-            add(ev, n_ev, t, 0, key, 0);
         if (!p->key_down[key])
             p->keys_held++;
-        p->key_down[key] = p->sounding[key] = 1;
+        p->key_down[key] = 1;
         p->key_down_at[key] = now;
-        add(ev, n_ev, t, 1, key, val);
         p->notes_in_phrase++;
         p->last_activity = now;
-        return PHRASE_NOTE_ON;
+        return PHRASE_NOTE_ON | PHRASE_HEAR;
     }
     if (midi_msg_is_note_off(m)) {
         if (p->key_down[key]) {
             p->key_down[key] = 0;
             p->keys_held--;
         }
-        if (p->sounding[key] && !p->pedal_down) {
-            p->sounding[key] = 0;
-            add(ev, n_ev, t, 0, key, 0);
-        }
         p->last_activity = now;
-        return 0;
+        return PHRASE_HEAR;
     }
     if (type != 0xB0)
         return 0;
     if (key == 64) {
-        int down = val >= 64;
-        if (p->pedal_down && !down)   /* pedal up: release what it held */
-            for (int k = 0; k < 128; k++)
-                if (p->sounding[k] && !p->key_down[k]) {
-                    p->sounding[k] = 0;
-                    add(ev, n_ev, t, 0, k, 0);
-                }
-        p->pedal_down = down;
+        p->pedal_down = val >= 64;
         p->last_activity = now;
-        return 0;
+        return PHRASE_HEAR;
     }
     if (key == cfg->cc_temperature) {
         cfg->sampling.temperature = phrase_cc_temperature(val);
@@ -96,11 +74,9 @@ int64_t phrase_next_lost(const phrase *p, const config *cfg)
     return first == INT64_MAX ? first : first + (int64_t)cfg->held_note_timeout_ms * 1000000;
 }
 
-int phrase_release_lost(phrase *p, const config *cfg, int64_t now, double t,
-                        gen_event *ev, int *n_ev, uint8_t *keys)
+int phrase_release_lost(phrase *p, const config *cfg, int64_t now, uint8_t *keys)
 {
     int n = 0;
-    *n_ev = 0;
     if (cfg->held_note_timeout_ms <= 0)
         return 0;
     int64_t limit = (int64_t)cfg->held_note_timeout_ms * 1000000;
@@ -110,10 +86,6 @@ int phrase_release_lost(phrase *p, const config *cfg, int64_t now, double t,
         p->key_down[k] = 0;
         p->keys_held--;
         keys[n++] = (uint8_t)k;
-        if (p->sounding[k] && !p->pedal_down) {
-            p->sounding[k] = 0;
-            add(ev, n_ev, t, 0, k, 0);
-        }
     }
     return n;
 }

@@ -5,7 +5,6 @@
 #include <stdint.h>
 
 #include "daemon/options.h"
-#include "daemon/engine.h"
 #include "midi/stream.h"
 
 /* What a player's message asks the service to do (bits). */
@@ -15,14 +14,15 @@ enum {
     PHRASE_PANIC    = 4,    /* the panic CC */
     PHRASE_REROLL   = 8,    /* the re-roll CC */
     PHRASE_CONTROL  = 16,   /* a mapped CC (not to be sent thru) */
+    PHRASE_HEAR     = 32,   /* a note on/off or the sustain pedal: the model hears
+                               the message (the engine folds the pedal in) */
 };
 
-/* The player's side: notes held (all channels merged), the sustain pedal
- * folded in (a key released while the pedal is down sounds on until the
- * pedal lifts or the key is struck again), and the silence timer. */
+/* The player's side as the phrase sees it: keys held (all channels merged),
+ * the sustain pedal, and the silence timer.  What the model hears is the
+ * messages themselves (PHRASE_HEAR): the codec folds the pedal in. */
 typedef struct phrase {
     uint8_t key_down[128];      /* keys physically held */
-    uint8_t sounding[128];      /* notes sounding for the model (pedal folded) */
     int     keys_held;
     int     pedal_down;
     int     notes_in_phrase;    /* note-ons since the last phrase end */
@@ -33,12 +33,9 @@ typedef struct phrase {
 
 void phrase_init(phrase *p);
 
-/* Takes one message of the player received at NOW (ns; SESSION_T is the
- * same instant in session seconds).  Appends the note events it gives the
- * model to EV (room for 130; returns their count in *N_EV), applies mapped
+/* Takes one message of the player received at NOW (ns), applies mapped
  * CCs to the live settings in CFG, and returns PHRASE_* bits. */
-int phrase_input(phrase *p, config *cfg, const midi_msg *m, int64_t now, double session_t,
-                 gen_event *ev, int *n_ev);
+int phrase_input(phrase *p, config *cfg, const midi_msg *m, int64_t now);
 
 /* When the phrase ends if nothing else comes: ns, or INT64_MAX when it
  * cannot end yet (no note since the last end, a key or the pedal held). */
@@ -49,14 +46,11 @@ int64_t phrase_deadline(const phrase *p, const config *cfg);
  * timeout is 0: never). */
 int64_t phrase_next_lost(const phrase *p, const config *cfg);
 
-/* Releases, at NOW (SESSION_T in session seconds), every key held for
- * cfg->held_note_timeout_ms or longer, as if its note-off had come (the
- * pedal still holds its sound while down).  Appends the note events it
- * gives the model to EV (room for 128; count in *N_EV) and the released
- * keys to KEYS (room for 128); returns how many keys it released.  Does
- * not count as activity: the phrase may end at once. */
-int phrase_release_lost(phrase *p, const config *cfg, int64_t now, double session_t,
-                        gen_event *ev, int *n_ev, uint8_t *keys);
+/* Releases, at NOW, every key held for cfg->held_note_timeout_ms or
+ * longer, as if its note-off had come: the released keys go to KEYS (room
+ * for 128; the model is to hear a note-off of each) and their count is
+ * returned.  Does not count as activity: the phrase may end at once. */
+int phrase_release_lost(phrase *p, const config *cfg, int64_t now, uint8_t *keys);
 
 /* Marks the phrase ended (silence reached or hand-over). */
 void phrase_end(phrase *p);

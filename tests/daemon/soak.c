@@ -126,8 +126,6 @@ static int soak_file(const char *path, generator *g, scheduler *s, config *cfg, 
 {
     smf f;
     phrase ph;
-    gen_event ev[130];
-    int n_ev;
     if (smf_read_file(path, &f) < 0)
         return 0;
     st.files++;
@@ -151,12 +149,12 @@ static int soak_file(const char *path, generator *g, scheduler *s, config *cfg, 
                         st.model_off, rss_kb());
         }
         midi_msg m = { e->status, e->data1, e->data2, 3 };
-        phrase_input(&ph, cfg, &m, t, (double)t / NS, ev, &n_ev);
-        for (int k = 0; k < n_ev; k++) {
+        if (phrase_input(&ph, cfg, &m, t) & PHRASE_HEAR) {
             gen_cmd c;
             memset(&c, 0, sizeof c);
             c.kind = GEN_LISTEN;
-            c.ev = ev[k];
+            c.heard = (smf_event){ .time = (double)t / NS, .status = m.status, .data1 = m.data1,
+                                   .data2 = m.data2 };
             send_cmd(g, &c);
         }
         *clock = t;

@@ -1,0 +1,83 @@
+/* context.h: the model's context as one token stream: the player's MIDI through the codec's streaming encoder, the model's samples through its streaming decoder. */
+#ifndef CONTINUO_DAEMON_CONTEXT_H
+#define CONTINUO_DAEMON_CONTEXT_H
+
+#include <stdint.h>
+
+#include "codec/perf.h"
+#include "codec/vocab.h"
+#include "midi/smf.h"
+
+/* A longer time between two events of the player (a silence, or a chord
+ * held long) enters the context as this long. */
+#define CONTEXT_MAX_GAP_S 2.0
+
+/* Where the token stream stands: saved at a continuation's start so a
+ * re-roll can go back to it. */
+typedef struct context_pos {
+    perf_emit_pos emit;     /* step the TIME_SHIFTs reached; velocity bin in force */
+    perf_decoder  dec;      /* what sounds (for the sampler's mask) */
+    int           n_hist;   /* ids in hist */
+} context_pos;
+
+/* Called with every id that enters the context, in order (the engine
+ * decodes it into the model's KV cache); returns 0 or -1 (logged). */
+typedef int (*context_feed_fn)(void *user, int id);
+
+/* The glue between the service and the model, owned by the generator
+ * thread.  The player's channel messages go through the codec's streaming
+ * encoder (perf_encoder_new_events: the pedal folded, quantized, ordered as
+ * `continuo encode` does) and its events are written with perf_emit into
+ * the stream, where the model's own ids come in between: on the session's
+ * time line (a gap longer than CONTEXT_MAX_GAP_S enters as that long,
+ * the first event with none), or in a duet on the continuation's.  Every
+ * id, the player's and the model's, goes through context_feed. */
+typedef struct context {
+    const vocab     *v;
+    perf_encoder    *enc;           /* the player's messages; owned */
+    context_feed_fn  feed;          /* may be NULL */
+    void            *user;
+    int             *hist;          /* (n_ctx) the context's ids, oldest first; owned */
+    int              n_ctx;
+    context_pos      pos, mark;     /* now; at the last continuation's start */
+    uint8_t          open[128];     /* 1: the last NOTE_ON/NOTE_OFF of the pitch in the
+                                       stream is a NOTE_ON (the decoder's state may
+                                       differ: it cuts long notes) */
+    uint8_t          mark_open[128];
+    note_list        done;          /* scratch for the decoder's completed notes */
+    int              in_continuation;   /* between context_begin and context_end */
+    int64_t          first_step;    /* step of the continuation's first note, -1 before */
+    int64_t          begin_step;    /* the continuation's time 0, in session steps */
+} context;
+
+/* An empty context of at most N_CTX ids; MAX_NOTE_S caps notes for the
+ * decoder.  Returns 0, or -1 out of memory (logged). */
+int  context_init(context *c, const vocab *v, int n_ctx, double max_note_s, context_feed_fn feed, void *user);
+void context_free(context *c);
+
+/* One id into the context (the model's samples; the player's come through
+ * context_hear).  Returns 0 or -1. */
+int  context_feed(context *c, int id);
+
+/* One channel message of the player (note on/off, sustain pedal; others
+ * are ignored) at session time MSG->time, in time order, as the service
+ * reads it.  The events a message makes final enter the context now; those
+ * of its own 10 ms step wait for a later message or context_hear_until.
+ * Returns 0 or -1. */
+int  context_hear(context *c, const smf_event *msg);
+/* No message of the player earlier than session time T will come: what
+ * the encoder held back enters the context.  Returns 0 or -1. */
+int  context_hear_until(context *c, double t);
+
+/* A continuation starts at session time AT: everything heard so far enters
+ * the context (a message that comes later is placed after it; with nothing
+ * heard yet, a mid VELOCITY starts it), and the position is marked for a
+ * re-roll.  Returns 0 or -1. */
+int  context_begin(context *c, double at);
+/* The continuation's first note is at the current position. */
+void context_first_note(context *c);
+void context_end(context *c);
+/* Back to the mark (the engine rebuilds the model's cache from hist). */
+void context_rewind(context *c);
+
+#endif
