@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "daemon/commands.h"
 #include "daemon/control.h"
 #include "util/log.h"
 
@@ -14,13 +15,9 @@ static void usage(FILE *fp)
     fprintf(fp,
         "usage: continuo ctl [--socket PATH] COMMAND\n"
         "\n"
-        "commands:\n"
-        "  status            state, counters, latency and timing figures\n"
-        "  panic             all notes off, drop what is queued\n"
-        "  get KEY           a setting's value\n"
-        "  set KEY VALUE     change a live setting (see continuo.conf)\n"
-        "  reload            re-read the config file (as SIGHUP)\n"
-        "  save FILE         write the session (player, model) to a MIDI file\n"
+        "commands:\n");
+    control_commands_usage(fp);
+    fprintf(fp,
         "\n"
         "  --socket PATH     control socket (default $XDG_RUNTIME_DIR/continuo/ctl)\n"
         "  --timeout MS      how long to wait for the answer (default 5000)\n"

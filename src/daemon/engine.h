@@ -62,7 +62,7 @@ typedef struct engine_ops {
 /* "echo": answers with the player's last phrase a fifth up, at its timing
  * (a model-free engine for tests and for checking the MIDI path). */
 extern const engine_ops engine_echo;
-/* The Music Transformer from src/model (NULL until it is built in). */
+/* The Music Transformer from src/model (engine_model.c). */
 extern const engine_ops *const engine_model;
 
 /* The engine CFG asks for: "echo" when cfg->model is "echo", else the model. */

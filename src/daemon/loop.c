@@ -7,117 +7,42 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "daemon/control.h"
 #include "daemon/engine.h"
-#include "daemon/generator.h"
 #include "daemon/notify.h"
-#include "daemon/phrase.h"
-#include "daemon/scheduler.h"
+#include "daemon/service.h"
 #include "daemon/transport.h"
-#include "io/midi_port.h"
 #include "midi/smf.h"
-#include "synth/fluid.h"
-#include "synth/record.h"
 #include "util/log.h"
-
-#define MAX_PORTS     8
-#define MAX_POLL      (3 + CONTROL_MAX_CLIENTS + 1 + MAX_PORTS * 4)
-#define SCHED_CAP     16384
-#define LAT_SAMPLES   1024
-#define NS            1000000000LL
-#define TAIL_NS       (NS / 2)  /* notes left sounding at a continuation's end ring this long */
-
-/* Everything the service owns; one instance, on daemon_run's stack. */
-typedef struct service {
-    config       cfg;               /* live settings (set, reload, CCs change them) */
-    const char  *config_path;       /* borrowed; NULL: built-in defaults */
-    char *const *sets;              /* --set KEY=VALUE overrides, re-applied on reload */
-    int          n_sets;
-    int64_t      t0;                /* session start, ns */
-    int          sig_fd, timer_fd;
-    control_server ctl;
-    midi_port   *inputs[MAX_PORTS];
-    int          n_inputs;
-    midi_port   *outputs[MAX_PORTS];
-    int          n_outputs;
-    synth_fluid *fluid;
-    recorder     rec;
-    scheduler    sched;             /* the model's output */
-    note_table   thru;              /* the player's notes sent thru */
-    phrase       ph;
-    transport    tp;                /* MIDI clock and transport from the inputs */
-    generator    gen;
-    uint64_t     seed;
-    /* the current continuation */
-    uint32_t     next_id, response_id;  /* 0: none */
-    int          response_gen_done;
-    int          response_duet;     /* it is a duet (mode = duet): endless, not interrupted */
-    uint64_t     duet_rng;          /* duet_density's draws (xorshift64) */
-    uint64_t     duet_thinned;      /* the model's note-ons left out while the player played */
-    int64_t      response_start;    /* ns: time zero of its events */
-    int64_t      response_end;      /* ns: bar line it ends on (response_bars); INT64_MAX: none */
-    int64_t      grid_origin;       /* ns: a beat line, for quantize; grid_ns 0: off */
-    double       grid_ns;           /* quantize grid step */
-    int64_t      anchor_pos;        /* song position of the clock tick the first note
-                                       waits for (response_start = beat|bar); -1: none */
-    int64_t      anchor_until;      /* ns: past this the answer goes on without the tick */
-    uint64_t     anchored, anchor_missed;   /* answers started on their tick, or not */
-    int64_t      shift_ns[128];     /* quantize: how far each pitch's sounding note moved */
-    int64_t      last_off[128];     /* due time of each pitch's last note-off */
-    double       response_last_t;   /* time of its latest event so far, s */
-    int64_t      phrase_end_ns;     /* when the phrase it answers ended */
-    double       phrase_end_t;      /* the same in session seconds */
-    int          have_last_phrase;  /* a phrase was answered (re-roll possible) */
-    int          first_note_pending;
-    int64_t      lat_ns[LAT_SAMPLES];   /* phrase end -> first note, last ones */
-    uint64_t     n_lat;
-    /* watchdog */
-    int64_t      watchdog_ns, next_watchdog;
-    /* counters */
-    uint64_t     notes_in, notes_out, responses, interrupted;
-    int64_t      duet_retry;        /* ns: next try to start a duet after a failed one */
-    log_limit    busy_warn;         /* "generator busy" warnings, at most 1/s */
-    int          quit, reload;
-    int64_t      quit_ns;           /* when the stop signal was read */
-} service;
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
-}
-
-static double session_time(const service *sv, int64_t t)
-{
-    return (double)(t - sv->t0) / (double)NS;
-}
 
 /* ---- output fan-out ---- */
 
-static void send_outputs(service *sv, const midi_msg *m)
+/* Plays M on every output (the recording plays nothing). */
+static void play(service *sv, const midi_msg *m)
 {
     for (int i = 0; i < sv->n_outputs; i++)
         midi_port_write(sv->outputs[i], m);
-    if (sv->fluid)
-        synth_fluid_send(sv->fluid, m);
+}
+
+/* Gives every output a copy of PART's message M, sent or heard at NOW (the
+ * recording keeps it; the others ignore it). */
+static void keep(service *sv, const midi_msg *m, midi_part part, int64_t now)
+{
+    for (int i = 0; i < sv->n_outputs; i++)
+        midi_port_keep(sv->outputs[i], m, part, session_time(sv, now));
 }
 
 /* The scheduler's emit: a model message goes out now. */
 static void emit_model(void *user, const midi_msg *m, int64_t now)
 {
     service *sv = user;
-    send_outputs(sv, m);
-    recorder_add(&sv->rec, RECORD_MODEL, session_time(sv, now), m);
+    play(sv, m);
+    keep(sv, m, MIDI_PART_MODEL, now);
     if (midi_msg_is_note_on(m)) {
         sv->notes_out++;
         if (sv->first_note_pending) {
@@ -130,7 +55,7 @@ static void emit_model(void *user, const midi_msg *m, int64_t now)
 static void send_thru(service *sv, const midi_msg *m, int64_t now)
 {
     note_table_update(&sv->thru, m, now);
-    send_outputs(sv, m);
+    play(sv, m);
 }
 
 /* Ends every sounding note at once (model and thru), then all-notes-off on
@@ -143,17 +68,17 @@ static void silence_all(service *sv, int64_t now)
             if (sv->thru.on[ch][p]) {
                 midi_msg off = { (uint8_t)(0x80 | ch), (uint8_t)p, 0, 3 };
                 send_thru(sv, &off, now);
-                recorder_add(&sv->rec, RECORD_PLAYER, session_time(sv, now), &off);
+                keep(sv, &off, MIDI_PART_PLAYER, now);
             }
     for (int ch = 0; ch < 16; ch++) {
         midi_msg ano = { (uint8_t)(0xB0 | ch), 123, 0, 3 };
-        send_outputs(sv, &ano);
+        play(sv, &ano);
     }
 }
 
 /* ---- continuations ---- */
 
-static int responding(const service *sv)
+int service_responding(const service *sv)
 {
     return sv->response_id != 0 &&
            (!sv->response_gen_done || scheduler_queued(&sv->sched) > 0 || sv->sched.notes.count > 0);
@@ -250,7 +175,7 @@ static void start_response(service *sv, int64_t now, int reroll)
     sv->responses++;
 }
 
-static void panic(service *sv, int64_t now)
+void service_panic(service *sv, int64_t now)
 {
     stop_response(sv, now);
     silence_all(sv, now);
@@ -393,11 +318,11 @@ static void handle_input(service *sv, const midi_msg *m, int64_t now)
         }
         return;     /* active sensing, ... */
     }
-    recorder_add(&sv->rec, RECORD_PLAYER, t, m);
+    keep(sv, m, MIDI_PART_PLAYER, now);
     int act = phrase_input(&sv->ph, &sv->cfg, m, now);
     if (act & PHRASE_NOTE_ON) {
         sv->notes_in++;
-        if (responding(sv) && !sv->response_duet) {   /* the player came back: the model stops */
+        if (service_responding(sv) && !sv->response_duet) {   /* the player came back: the model stops */
             sv->interrupted++;
             stop_response(sv, now);
         }
@@ -407,7 +332,7 @@ static void handle_input(service *sv, const midi_msg *m, int64_t now)
     if (sv->cfg.midi_thru && !(act & PHRASE_CONTROL))
         send_thru(sv, m, now);
     if (act & PHRASE_PANIC)
-        panic(sv, now);
+        service_panic(sv, now);
     if ((act & (PHRASE_HANDOVER | PHRASE_REROLL)) && sv->response_duet)
         act &= ~(PHRASE_HANDOVER | PHRASE_REROLL);     /* a duet has no turns */
     if (act & PHRASE_HANDOVER) {
@@ -441,7 +366,7 @@ static void release_lost_keys(service *sv, int64_t now)
             if (sv->thru.on[ch][keys[i]]) {
                 midi_msg off = { (uint8_t)(0x80 | ch), keys[i], 0, 3 };
                 send_thru(sv, &off, now);
-                recorder_add(&sv->rec, RECORD_PLAYER, t, &off);
+                keep(sv, &off, MIDI_PART_PLAYER, now);
             }
     }
 }
@@ -469,253 +394,14 @@ static void read_inputs(service *sv, const struct pollfd *fds, int n)
     }
 }
 
-/* ---- control commands ---- */
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* p50/p90/p99/max of the last samples, in ms, into BUF. */
-static void percentiles(char *buf, size_t len, const char *name, int64_t *v, size_t n, double unit)
-{
-    if (n == 0) {
-        snprintf(buf, len, " %s_n=0", name);
-        return;
-    }
-    qsort(v, n, sizeof *v, cmp_i64);
-    snprintf(buf, len, " %s_n=%zu %s_p50=%.3f %s_p90=%.3f %s_p99=%.3f %s_max=%.3f", name, n,
-             name, v[n / 2] / unit, name, v[n * 9 / 10] / unit, name, v[n * 99 / 100] / unit,
-             name, v[n - 1] / unit);
-}
-
-static void cmd_status(service *sv, char *reply, size_t len)
-{
-    static int64_t tmp[SCHED_LATE_SAMPLES];
-    char lat[256], err[256];
-    size_t n = sv->n_lat < LAT_SAMPLES ? sv->n_lat : LAT_SAMPLES;
-    memcpy(tmp, sv->lat_ns, n * sizeof *tmp);
-    percentiles(lat, sizeof lat, "latency_ms", tmp, n, 1e6);
-    size_t m = sv->sched.n_late_samples < SCHED_LATE_SAMPLES ? sv->sched.n_late_samples : SCHED_LATE_SAMPLES;
-    for (size_t i = 0; i < m; i++)
-        tmp[i] = sv->sched.late_us[i];
-    percentiles(err, sizeof err, "timing_error_ms", tmp, m, 1e3);
-    snprintf(reply, len,
-             "ok state=%s engine=%s uptime=%.1f phrases=%" PRIu64 " responses=%" PRIu64
-             " interrupted=%" PRIu64 " notes_in=%" PRIu64 " notes_out=%" PRIu64
-             " sounding=%d queued=%zu swept=%" PRIu64 " dropped=%" PRIu64 " recorded=%zu+%zu%s%s",
-             responding(sv) ? "responding" : "listening", sv->gen.engine->name,
-             session_time(sv, now_ns()), sv->ph.phrases, sv->responses, sv->interrupted,
-             sv->notes_in, sv->notes_out, sv->sched.notes.count + sv->thru.count,
-             scheduler_queued(&sv->sched), sv->sched.swept,
-             sv->sched.dropped_full + sv->sched.dropped_held,
-             recorder_count(&sv->rec, RECORD_PLAYER), recorder_count(&sv->rec, RECORD_MODEL), lat, err);
-    /* The clock: tempo (0: none heard yet), transport, where the song is. */
-    size_t used = strlen(reply);
-    int64_t pos = transport_position(&sv->tp);
-    int64_t bar_len = (int64_t)TRANSPORT_PPQN * sv->cfg.beats_per_bar;
-    if (used < len)
-        snprintf(reply + used, len - used,
-                 " sync=%s tempo=%.2f clock=%s transport=%s bar=%" PRId64 " beat=%" PRId64 " mode=%s"
-                 " on_tick=%" PRIu64 " off_tick=%" PRIu64 " duet_thinned=%" PRIu64,
-                 sv->cfg.sync == SYNC_CLOCK ? "clock" : "free", transport_bpm(&sv->tp),
-                 transport_locked(&sv->tp, now_ns()) ? "locked" : "none",
-                 sv->tp.running ? "playing" : "stopped", pos / bar_len + 1,
-                 pos % bar_len / TRANSPORT_PPQN + 1, sv->cfg.mode == MODE_DUET ? "duet" : "call",
-                 sv->anchored, sv->anchor_missed, sv->duet_thinned);
-}
-
-/* The scheduler's limits follow the live settings. */
-static void apply_limits(service *sv)
-{
-    sv->sched.max_note_ns = (int64_t)sv->cfg.max_note_ms * 1000000;
-    sv->sched.max_held = sv->cfg.max_held_notes;
-}
-
-static void control_line(void *user, char *line, char *reply, size_t len)
-{
-    service *sv = user;
-    char *save = NULL, *cmd = strtok_r(line, " \t", &save);
-    char *arg1 = strtok_r(NULL, " \t", &save);
-    char *rest = save && *save ? save : NULL;   /* the value may hold spaces */
-    char buf[CONFIG_STR_MAX], why[256];
-
-    if (!cmd) {
-        snprintf(reply, len, "error empty command");
-    } else if (strcmp(cmd, "status") == 0 && !arg1) {
-        cmd_status(sv, reply, len);
-    } else if (strcmp(cmd, "panic") == 0 && !arg1) {
-        panic(sv, now_ns());
-        snprintf(reply, len, "ok all notes off");
-    } else if (strcmp(cmd, "get") == 0 && arg1 && !rest) {
-        const option_def *o = config_find(arg1);
-        if (!o)
-            snprintf(reply, len, "error unknown key '%.64s'", arg1);
-        else
-            snprintf(reply, len, "ok %s = %.*s", o->name, (int)(len - 80),
-                     config_format(&sv->cfg, o, buf, sizeof buf));
-    } else if (strcmp(cmd, "set") == 0 && arg1 && rest) {
-        const option_def *o = config_find(arg1);
-        while (*rest == ' ' || *rest == '\t')
-            rest++;
-        if (!o)
-            snprintf(reply, len, "error unknown key '%.64s'", arg1);
-        else if (!o->live)
-            snprintf(reply, len, "error %s cannot change while running "
-                     "(edit the config file and restart)", o->name);
-        else if (config_set(&sv->cfg, o, rest, why, sizeof why) < 0)
-            snprintf(reply, len, "error %s: %s", o->name, why);
-        else {
-            snprintf(reply, len, "ok %s = %.*s", o->name, (int)(len - 80),
-                     config_format(&sv->cfg, o, buf, sizeof buf));
-            apply_limits(sv);
-        }
-    } else if (strcmp(cmd, "reload") == 0 && !arg1) {
-        sv->reload = 1;
-        snprintf(reply, len, sv->config_path ? "ok reloading %.3000s" : "ok reloading%.0s",
-                 sv->config_path ? sv->config_path : "");
-    } else if (strcmp(cmd, "save") == 0 && arg1) {
-        char path[CONFIG_STR_MAX];
-        snprintf(path, sizeof path, "%s%s%s", arg1, rest ? " " : "", rest ? rest : "");
-        if (path[0] != '/')
-            snprintf(reply, len, "error save needs an absolute path");
-        else if (recorder_save(&sv->rec, path) < 0)
-            snprintf(reply, len, "error cannot write %.3000s (see the service log)", path);
-        else
-            snprintf(reply, len, "ok saved %zu player and %zu model events to %.3000s",
-                     recorder_count(&sv->rec, RECORD_PLAYER),
-                     recorder_count(&sv->rec, RECORD_MODEL), path);
-    } else {
-        snprintf(reply, len, "error unknown command (status, panic, get KEY, set KEY VALUE, "
-                 "reload, save FILE)");
-    }
-}
-
-/* ---- reload ---- */
-
-static int load_config(config *c, const char *path, char *const *sets, int n_sets)
-{
-    config_defaults(c);
-    if (path && config_load_file(c, path) < 0)
-        return -1;
-    for (int i = 0; i < n_sets; i++)
-        if (config_set_arg(c, sets[i]) < 0)
-            return -1;
-    return 0;
-}
-
-static void do_reload(service *sv)
-{
-    config fresh;
-    char a[CONFIG_STR_MAX], b[CONFIG_STR_MAX];
-    sv->reload = 0;
-    if (load_config(&fresh, sv->config_path, sv->sets, sv->n_sets) < 0) {
-        log_error("reload failed: keeping the settings in use");
-        return;
-    }
-    for (size_t i = 0; i < config_n_options; i++) {
-        const option_def *o = &config_options[i];
-        config_format(&fresh, o, a, sizeof a);
-        if (strcmp(a, config_format(&sv->cfg, o, b, sizeof b)) == 0)
-            continue;
-        if (o->live) {
-            memcpy((char *)&sv->cfg + o->offset, (char *)&fresh + o->offset,
-                   o->type == OPT_STRING ? CONFIG_STR_MAX : o->type == OPT_DOUBLE ? sizeof(double) : sizeof(int));
-            log_info("reload: %s = %s", o->name, a);
-        } else {
-            log_warn("reload: %s changed; it takes effect after a restart", o->name);
-        }
-    }
-    apply_limits(sv);
-}
-
 /* ---- start and stop ---- */
-
-static int open_outputs(service *sv)
-{
-    char list[CONFIG_STR_MAX], *save = NULL;
-    snprintf(list, sizeof list, "%s", sv->cfg.output);
-    for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-        while (*s == ' ')
-            s++;
-        if (!*s || strcmp(s, "none") == 0)
-            continue;
-        if (strcmp(s, "fluidsynth") == 0) {
-            char drv[32];
-            config_enum_name(config_find("audio_driver"), sv->cfg.audio_driver, drv, sizeof drv);
-            if (sv->fluid)
-                continue;
-            synth_fluid_opts so = {
-                .soundfont = sv->cfg.soundfont, .driver = drv, .device = sv->cfg.audio_device,
-                .file = sv->cfg.audio_file, .gain = sv->cfg.gain,
-                .advice = "output=alsa to play through a DAW or another synth (continuo:out), "
-                          "or on_missing_soundfont=midi-only to go on without sound",
-            };
-            sv->fluid = synth_fluid_open(&so);
-            if (!sv->fluid) {
-                if (sv->cfg.on_missing_soundfont != MISSING_SF_MIDI_ONLY)
-                    return -1;
-                log_warn("going on without sound from FluidSynth (on_missing_soundfont = midi-only)");
-            }
-            continue;
-        }
-        if (sv->n_outputs == MAX_PORTS) {
-            log_error("too many outputs (at most %d)", MAX_PORTS);
-            return -1;
-        }
-        midi_port *p = midi_port_open(s, MIDI_OUT);
-        if (!p)
-            return -1;
-        sv->outputs[sv->n_outputs++] = p;
-    }
-    return 0;
-}
-
-static int open_inputs(service *sv)
-{
-    char list[CONFIG_STR_MAX], *save = NULL, spec[2 * CONFIG_STR_MAX + 8];
-    struct stat st;
-    snprintf(list, sizeof list, "%s", sv->cfg.input);
-    for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-        while (*s == ' ')
-            s++;
-        if (!*s)
-            continue;
-        if (sv->n_inputs == MAX_PORTS) {
-            log_error("too many inputs (at most %d)", MAX_PORTS);
-            return -1;
-        }
-        if (strcmp(s, "alsa") == 0 && sv->cfg.input_connect[0])
-            snprintf(spec, sizeof spec, "alsa:%s", sv->cfg.input_connect);
-        else
-            snprintf(spec, sizeof spec, "%s", s);
-        if (strncmp(spec, "fifo:", 5) == 0 && stat(spec + 5, &st) < 0 && errno == ENOENT &&
-            mkfifo(spec + 5, 0600) < 0) {
-            log_error("cannot create FIFO %s: %s", spec + 5, strerror(errno));
-            return -1;
-        }
-        midi_port *p = midi_port_open(spec, MIDI_IN);
-        if (!p)
-            return -1;
-        sv->inputs[sv->n_inputs++] = p;
-    }
-    return 0;
-}
 
 static void close_all(service *sv)
 {
     generator_stop(&sv->gen);
-    synth_fluid_close(sv->fluid);
-    sv->fluid = NULL;
-    for (int i = 0; i < sv->n_outputs; i++)
-        midi_port_close(sv->outputs[i]);
-    for (int i = 0; i < sv->n_inputs; i++)
-        midi_port_close(sv->inputs[i]);
-    sv->n_outputs = sv->n_inputs = 0;
+    service_close_ports(sv);
     control_close(&sv->ctl);
     scheduler_free(&sv->sched);
-    recorder_free(&sv->rec);
     if (sv->timer_fd >= 0)
         close(sv->timer_fd);
     if (sv->sig_fd >= 0)
@@ -748,98 +434,118 @@ static void handle_signals(service *sv)
     }
 }
 
-static int run_loop(service *sv)
+/* What is due by NOW: the scheduler's messages, lost keys, a duet to go
+ * on, a phrase end.  Returns 1 when it acted (look again before waiting),
+ * else 0 with the time of the next due work in *WAKE_AT. */
+static int run_due(service *sv, int64_t now, int64_t *wake_at)
+{
+    int64_t until = now;
+    if (sv->anchor_pos >= 0 && now >= sv->anchor_until) {
+        sv->anchor_pos = -1;            /* the beat's tick did not come: go on */
+        sv->anchor_missed++;
+    }
+    if (sv->anchor_pos >= 0 && until >= sv->response_start)
+        until = sv->response_start - 1; /* the answer waits for its tick */
+    scheduler_run(&sv->sched, until, 0, emit_model, sv);
+    int64_t lost = phrase_next_lost(&sv->ph, &sv->cfg);
+    if (lost <= now) {
+        release_lost_keys(sv, now);
+        return 1;
+    }
+    int duet = duet_on(sv);
+    if (duet && (!sv->response_id || sv->response_gen_done || !sv->response_duet) &&
+        now >= sv->duet_retry) {
+        /* A duet goes on: a new continuation when the last one ended
+         * (the model's end of sequence) or the mode just changed. */
+        stop_response(sv, now);
+        start_response(sv, now, 0);
+        sv->duet_retry = now + NS / 10;     /* at most ten starts a second */
+        return 1;
+    }
+    if (!duet && sv->response_duet && sv->response_id) {
+        stop_response(sv, now);     /* mode = call again, or the transport stopped */
+        sv->response_duet = 0;
+    }
+    int64_t pd = service_responding(sv) || duet ? INT64_MAX : phrase_deadline(&sv->ph, &sv->cfg);
+    if (pd <= now) {
+        phrase_end(&sv->ph);
+        stop_response(sv, now);
+        if (may_answer(sv))
+            start_response(sv, now, 0);
+        else if (sv->tp.clocks == 0 && sv->tp.starts == 0)
+            log_warn("phrase not answered: sync = clock, but no MIDI clock or Start has come "
+                     "from any input (send clock from the DAW to continuo, or set sync = free)");
+        else
+            log_info("phrase not answered: the transport is stopped (sync = clock)");
+        return 1;
+    }
+    if (sv->watchdog_ns && now >= sv->next_watchdog) {
+        notify_send("WATCHDOG=1");
+        sv->next_watchdog = now + sv->watchdog_ns / 2;
+    }
+    int64_t wake = scheduler_next_deadline(&sv->sched);
+    if (sv->anchor_pos >= 0 && wake >= sv->response_start && wake < sv->anchor_until)
+        wake = sv->anchor_until;
+    if (pd < wake)
+        wake = pd;
+    if (lost < wake)
+        wake = lost;
+    if (duet && (!sv->response_id || sv->response_gen_done) && sv->duet_retry < wake)
+        wake = sv->duet_retry;
+    if (sv->watchdog_ns && sv->next_watchdog < wake)
+        wake = sv->next_watchdog;
+    *wake_at = wake;
+    return 0;
+}
+
+/* One poll() over every fd; serves what is ready.  Returns -1 on an error
+ * poll cannot recover from (logged), else 0. */
+static int poll_once(service *sv)
 {
     struct pollfd fds[MAX_POLL];
-    while (!sv->quit) {
-        int64_t now = now_ns(), until = now;
-        if (sv->anchor_pos >= 0 && now >= sv->anchor_until) {
-            sv->anchor_pos = -1;            /* the beat's tick did not come: go on */
-            sv->anchor_missed++;
-        }
-        if (sv->anchor_pos >= 0 && until >= sv->response_start)
-            until = sv->response_start - 1; /* the answer waits for its tick */
-        scheduler_run(&sv->sched, until, 0, emit_model, sv);
-        int64_t lost = phrase_next_lost(&sv->ph, &sv->cfg);
-        if (lost <= now) {
-            release_lost_keys(sv, now);
-            continue;
-        }
-        int duet = duet_on(sv);
-        if (duet && (!sv->response_id || sv->response_gen_done || !sv->response_duet) &&
-            now >= sv->duet_retry) {
-            /* A duet goes on: a new continuation when the last one ended
-             * (the model's end of sequence) or the mode just changed. */
-            stop_response(sv, now);
-            start_response(sv, now, 0);
-            sv->duet_retry = now + NS / 10;     /* at most ten starts a second */
-            continue;
-        }
-        if (!duet && sv->response_duet && sv->response_id) {
-            stop_response(sv, now);     /* mode = call again, or the transport stopped */
-            sv->response_duet = 0;
-        }
-        int64_t pd = responding(sv) || duet ? INT64_MAX : phrase_deadline(&sv->ph, &sv->cfg);
-        if (pd <= now) {
-            phrase_end(&sv->ph);
-            stop_response(sv, now);
-            if (may_answer(sv))
-                start_response(sv, now, 0);
-            else if (sv->tp.clocks == 0 && sv->tp.starts == 0)
-                log_warn("phrase not answered: sync = clock, but no MIDI clock or Start has come "
-                         "from any input (send clock from the DAW to continuo, or set sync = free)");
-            else
-                log_info("phrase not answered: the transport is stopped (sync = clock)");
-            continue;
-        }
-        if (sv->watchdog_ns && now >= sv->next_watchdog) {
-            notify_send("WATCHDOG=1");
-            sv->next_watchdog = now + sv->watchdog_ns / 2;
-        }
-        int64_t wake = scheduler_next_deadline(&sv->sched);
-        if (sv->anchor_pos >= 0 && wake >= sv->response_start && wake < sv->anchor_until)
-            wake = sv->anchor_until;
-        if (pd < wake)
-            wake = pd;
-        if (lost < wake)
-            wake = lost;
-        if (duet && (!sv->response_id || sv->response_gen_done) && sv->duet_retry < wake)
-            wake = sv->duet_retry;
-        if (sv->watchdog_ns && sv->next_watchdog < wake)
-            wake = sv->next_watchdog;
-        arm_timer(sv, wake);
+    int n = 0;
+    fds[n++] = (struct pollfd){ sv->sig_fd, POLLIN, 0 };
+    fds[n++] = (struct pollfd){ sv->timer_fd, POLLIN, 0 };
+    fds[n++] = (struct pollfd){ sv->gen.wake_loop, POLLIN, 0 };
+    int n_ctl = control_poll_fds(&sv->ctl, fds + n, MAX_POLL - n);
+    int ctl_at = n;
+    n += n_ctl;
+    int in_at = n;
+    for (int i = 0; i < sv->n_inputs; i++)
+        n += midi_port_poll_fds(sv->inputs[i], fds + n, MAX_POLL - n);
+    int r = poll(fds, (nfds_t)n, -1);
+    if (r < 0) {
+        if (errno == EINTR)
+            return 0;
+        log_error("poll: %s", strerror(errno));
+        return -1;
+    }
+    if (fds[0].revents)
+        handle_signals(sv);
+    if (fds[1].revents) {
+        uint64_t ticks;
+        ssize_t rd = read(sv->timer_fd, &ticks, sizeof ticks);
+        (void)rd;
+    }
+    if (fds[2].revents)
+        receive_generated(sv);
+    if (n > in_at)
+        read_inputs(sv, fds + in_at, n - in_at);
+    control_dispatch(&sv->ctl, fds + ctl_at, n_ctl, service_command, sv);
+    if (sv->reload)
+        service_reload(sv);
+    return 0;
+}
 
-        int n = 0;
-        fds[n++] = (struct pollfd){ sv->sig_fd, POLLIN, 0 };
-        fds[n++] = (struct pollfd){ sv->timer_fd, POLLIN, 0 };
-        fds[n++] = (struct pollfd){ sv->gen.wake_loop, POLLIN, 0 };
-        int n_ctl = control_poll_fds(&sv->ctl, fds + n, MAX_POLL - n);
-        int ctl_at = n;
-        n += n_ctl;
-        int in_at = n;
-        for (int i = 0; i < sv->n_inputs; i++)
-            n += midi_port_poll_fds(sv->inputs[i], fds + n, MAX_POLL - n);
-        int r = poll(fds, (nfds_t)n, -1);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            log_error("poll: %s", strerror(errno));
+static int run_loop(service *sv)
+{
+    while (!sv->quit) {
+        int64_t wake;
+        if (run_due(sv, now_ns(), &wake))
+            continue;
+        arm_timer(sv, wake);
+        if (poll_once(sv) < 0)
             return -1;
-        }
-        if (fds[0].revents)
-            handle_signals(sv);
-        if (fds[1].revents) {
-            uint64_t ticks;
-            ssize_t rd = read(sv->timer_fd, &ticks, sizeof ticks);
-            (void)rd;
-        }
-        if (fds[2].revents)
-            receive_generated(sv);
-        if (n > in_at)
-            read_inputs(sv, fds + in_at, n - in_at);
-        control_dispatch(&sv->ctl, fds + ctl_at, n_ctl, control_line, sv);
-        if (sv->reload)
-            do_reload(sv);
     }
     return 0;
 }
@@ -856,14 +562,10 @@ static void forward_signal(int sig)
     pthread_kill(loop_thread, sig);
 }
 
-int daemon_run(const config *cfg, const char *config_path, char *const *sets, int n_sets)
+/* The service before anything is opened: the settings, clocks, counters. */
+static void init_service(service *sv, const config *cfg, const char *config_path,
+                         char *const *sets, int n_sets)
 {
-    static service sv_storage;      /* large: keep it off the stack */
-    service *sv = &sv_storage;
-    char sock[CONFIG_STR_MAX];
-    sigset_t mask;
-    int rc = -1;
-
     memset(sv, 0, sizeof *sv);
     sv->cfg = *cfg;
     sv->config_path = config_path;
@@ -880,16 +582,20 @@ int daemon_run(const config *cfg, const char *config_path, char *const *sets, in
     sv->response_end = INT64_MAX;
     sv->anchor_pos = -1;
     note_table_clear(&sv->thru);
+}
 
-    /* Signals become readable on a signalfd; blocked before any thread
-     * starts (generator, FluidSynth), so they all inherit the mask. */
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &mask, NULL);
+/* Signals become readable on a signalfd; blocked before any thread starts
+ * (generator, FluidSynth), so they all inherit the mask.  OLD_SA (3) keeps
+ * the handlers to put back. */
+static int start_signals(service *sv, sigset_t *mask, struct sigaction *old_sa)
+{
+    struct sigaction sa;
+    sigemptyset(mask);
+    sigaddset(mask, SIGTERM);
+    sigaddset(mask, SIGINT);
+    sigaddset(mask, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, mask, NULL);
     loop_thread = pthread_self();
-    struct sigaction sa, old_sa[3];
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = forward_signal;
     sigfillset(&sa.sa_mask);
@@ -899,57 +605,91 @@ int daemon_run(const config *cfg, const char *config_path, char *const *sets, in
     sigaction(SIGHUP, &sa, &old_sa[2]);
     signal(SIGPIPE, SIG_IGN);      /* a reader that leaves: an error, not death */
     signal(SIGXFSZ, SIG_IGN);      /* a file size limit: a failed save, not death */
-    sv->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    sv->sig_fd = signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
     sv->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     if (sv->sig_fd < 0 || sv->timer_fd < 0) {
         log_error("cannot start the service loop: %s", strerror(errno));
-        goto out;
+        return -1;
     }
+    return 0;
+}
+
+static void stop_signals(const sigset_t *mask, const struct sigaction *old_sa)
+{
+    sigaction(SIGTERM, &old_sa[0], NULL);
+    sigaction(SIGINT, &old_sa[1], NULL);
+    sigaction(SIGHUP, &old_sa[2], NULL);
+    pthread_sigmask(SIG_UNBLOCK, mask, NULL);
+}
+
+/* The scheduler, the control socket, the generator and the ports; then
+ * READY.  Returns 0, or -1 after logging. */
+static int start_service(service *sv)
+{
+    char sock[CONFIG_STR_MAX];
+    const config *cfg = &sv->cfg;
     if (scheduler_init(&sv->sched, SCHED_CAP, (int64_t)cfg->max_note_ms * 1000000,
-                       cfg->max_held_notes) < 0 ||
-        recorder_init(&sv->rec, 65536, 4u << 20) < 0) {
+                       cfg->max_held_notes) < 0) {
         log_error("cannot start the service: out of memory");
-        goto out;
+        return -1;
     }
     if (cfg->control_socket[0])
         snprintf(sock, sizeof sock, "%s", cfg->control_socket);
     else if (control_default_path(sock, sizeof sock) < 0)
-        goto out;
+        return -1;
     if (control_open(&sv->ctl, sock) < 0)
-        goto out;
+        return -1;
     const engine_ops *engine = engine_for(cfg);
-    if (!engine || generator_start(&sv->gen, engine, cfg) < 0)
-        goto out;
-    if (open_outputs(sv) < 0 || open_inputs(sv) < 0)
-        goto out;
-
+    if (generator_start(&sv->gen, engine, cfg) < 0)
+        return -1;
+    if (service_open_ports(sv) < 0)
+        return -1;
     sv->watchdog_ns = notify_watchdog_ns();
     sv->next_watchdog = now_ns() + sv->watchdog_ns / 2;
-    log_info("listening: engine %s, %d input(s), %d output(s)%s, control socket %s",
-             engine->name, sv->n_inputs, sv->n_outputs, sv->fluid ? " + fluidsynth" : "", sock);
+    log_info("listening: engine %s, %d input(s), %d output(s), control socket %s",
+             engine->name, sv->n_inputs, sv->n_outputs, sock);
     notify_send("READY=1\nSTATUS=listening");
-    rc = run_loop(sv);
+    return 0;
+}
 
-    /* Stop: silence first (within milliseconds of the signal), then the rest. */
+/* Silence first (within milliseconds of the signal), then the generator;
+ * the recording is written before the outputs close.  Returns 0, or -1
+ * when the recording could not be written. */
+static int stop_service(service *sv)
+{
+    int rc = 0;
     int64_t now = now_ns();
     stop_response(sv, now);
     silence_all(sv, now);
     notify_send("STOPPING=1");
     generator_stop(&sv->gen);
-    synth_fluid_close(sv->fluid);
-    sv->fluid = NULL;
-    log_debug("stop: silent after %.1f ms, generator and synth stopped after %.1f ms",
+    log_debug("stop: silent after %.1f ms, generator stopped after %.1f ms",
               (double)(now - sv->quit_ns) / 1e6, (double)(now_ns() - sv->quit_ns) / 1e6);
-    if (sv->cfg.recording[0] && recorder_save(&sv->rec, sv->cfg.recording) < 0)
+    if (sv->cfg.recording[0] && service_save(sv, sv->cfg.recording) < 0)
         rc = -1;
-    log_debug("stop: recording saved after %.1f ms", (double)(now_ns() - sv->quit_ns) / 1e6);
+    service_close_ports(sv);
+    log_debug("stop: recording saved, outputs closed after %.1f ms",
+              (double)(now_ns() - sv->quit_ns) / 1e6);
     log_info("stopped after %.1f s: %" PRIu64 " phrases, %" PRIu64 " notes in, %" PRIu64 " out",
              session_time(sv, now_ns()), sv->ph.phrases, sv->notes_in, sv->notes_out);
-out:
+    return rc;
+}
+
+int daemon_run(const config *cfg, const char *config_path, char *const *sets, int n_sets)
+{
+    static service sv_storage;      /* large: keep it off the stack */
+    service *sv = &sv_storage;
+    sigset_t mask;
+    struct sigaction old_sa[3];
+    int rc = -1;
+
+    init_service(sv, cfg, config_path, sets, n_sets);
+    if (start_signals(sv, &mask, old_sa) == 0 && start_service(sv) == 0) {
+        rc = run_loop(sv);
+        if (stop_service(sv) < 0)
+            rc = -1;
+    }
     close_all(sv);
-    sigaction(SIGTERM, &old_sa[0], NULL);
-    sigaction(SIGINT, &old_sa[1], NULL);
-    sigaction(SIGHUP, &old_sa[2], NULL);
-    pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+    stop_signals(&mask, old_sa);
     return rc;
 }

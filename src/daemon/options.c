@@ -14,17 +14,20 @@
 #include "util/log.h"
 
 #define OFF(f) offsetof(config, f)
+#define RESTART NULL            /* the value is read once, at start */
+#define LIVE    apply_value     /* the new value is read where it is used */
 #define CC_HELP(what) "Controller number (0..127) that " what "; -1 turns it off."
 
 /* The one table: add an option here and everything else follows (parser,
- * `set`/`get`, --set, the documented config file and its test). */
+ * `set`/`get`, --set, reload through its apply step, the documented config
+ * file and its test). */
 const option_def config_options[] = {
-    { "model", OPT_STRING, "", 0, 0, NULL, 0, OFF(model),
+    { "model", OPT_STRING, "", 0, 0, NULL, RESTART, OFF(model),
       "Model file (a Music Transformer exported by the engine's tools).\n"
       "Empty: $CONTINUO_MODEL, else the model installed with continuo\n"
       "(continuo-default.gguf).  echo: a model-free engine that answers with\n"
       "the phrase a fifth up (for tests)." },
-    { "input", OPT_STRING, "alsa", 0, 0, NULL, 0, OFF(input),
+    { "input", OPT_STRING, "alsa", 0, 0, NULL, RESTART, OFF(input),
       "Where the player's MIDI comes from, comma-separated:\n"
       "  alsa             the ALSA sequencer client continuo: write to it by\n"
       "                   name (aconnect KEYBOARD continuo), or to port 1 \"in\"\n"
@@ -32,10 +35,10 @@ const option_def config_options[] = {
       "  raw:PATH         a raw MIDI byte stream: /dev/snd/midiC1D0 or a FIFO\n"
       "  fifo:PATH        the same (the FIFO is created when missing)\n"
       "  null             nothing (control socket only)" },
-    { "input_connect", OPT_STRING, "", 0, 0, NULL, 0, OFF(input_connect),
+    { "input_connect", OPT_STRING, "", 0, 0, NULL, RESTART, OFF(input_connect),
       "ALSA source ports connected to continuo's port \"in\", comma-separated\n"
       "(client names or client:port); reconnected when they come back." },
-    { "output", OPT_STRING, "fluidsynth", 0, 0, NULL, 0, OFF(output),
+    { "output", OPT_STRING, "fluidsynth", 0, 0, NULL, RESTART, OFF(output),
       "Where the continuation (and MIDI thru) goes, comma-separated:\n"
       "  fluidsynth       the built-in synthesizer (soundfont, audio_driver)\n"
       "  alsa             the ALSA sequencer client continuo, for DAWs and synths:\n"
@@ -44,124 +47,129 @@ const option_def config_options[] = {
       "  raw:PATH         raw MIDI bytes to a MIDI device or FIFO\n"
       "  fifo:PATH        raw MIDI bytes to a FIFO, or to a file (created)\n"
       "  none             no sound (the recording still works)" },
-    { "soundfont", OPT_STRING, "/usr/share/sounds/sf2/default-GM.sf2", 0, 0, NULL, 0, OFF(soundfont),
+    { "soundfont", OPT_STRING, "/usr/share/sounds/sf2/default-GM.sf2", 0, 0, NULL, RESTART, OFF(soundfont),
       "SoundFont for the fluidsynth output (the system General MIDI one)." },
-    { "audio_driver", OPT_ENUM, "alsa", 0, 0, AUDIO_DRIVER_CHOICES, 0, OFF(audio_driver),
+    { "audio_driver", OPT_ENUM, "alsa", 0, 0, AUDIO_DRIVER_CHOICES, RESTART, OFF(audio_driver),
       "Audio driver of the fluidsynth output, one the installed FluidSynth has\n"
       "(`continuo doctor` lists them and which open): alsa, jack (its ports\n"
       "are connected to the system outputs), pulseaudio (also PipeWire's),\n"
       "pipewire, sdl2, oss, portaudio; file writes audio_file (headless)." },
-    { "audio_device", OPT_STRING, "", 0, 0, NULL, 0, OFF(audio_device),
+    { "audio_device", OPT_STRING, "", 0, 0, NULL, RESTART, OFF(audio_device),
       "Device of audio_driver (FluidSynth's audio.<driver>.device: hw:1 or\n"
       "plughw:1,0 for alsa, a sink name for pulseaudio, /dev/dsp1 for oss;\n"
       "the server name for jack); empty: the driver's default." },
-    { "audio_file", OPT_STRING, "continuo.wav", 0, 0, NULL, 0, OFF(audio_file),
+    { "audio_file", OPT_STRING, "continuo.wav", 0, 0, NULL, RESTART, OFF(audio_file),
       "WAV file written by audio_driver = file." },
-    { "gain", OPT_DOUBLE, "0.8", 0, 10, NULL, 0, OFF(gain),
+    { "gain", OPT_DOUBLE, "0.8", 0, 10, NULL, RESTART, OFF(gain),
       "Loudness of the fluidsynth output (FluidSynth's synth.gain, linear).\n"
       "0.8 puts a continuation of the bundled motif's peaks near -14 dBFS and\n"
       "the loudest piano recording tried (Liszt's Mephisto Waltz) near -3 dBFS,\n"
       "without clipping; FluidSynth's own default, 0.2, is 12 dB quieter." },
-    { "on_missing_soundfont", OPT_ENUM, "error", 0, 0, "error|midi-only", 0, OFF(on_missing_soundfont),
+    { "on_missing_soundfont", OPT_ENUM, "error", 0, 0, "error|midi-only", RESTART, OFF(on_missing_soundfont),
       "When the soundfont or audio device cannot be opened: error (refuse to\n"
       "start) or midi-only (go on with the other outputs)." },
-    { "recording", OPT_STRING, "", 0, 0, NULL, 1, OFF(recording),
+    { "recording", OPT_STRING, "", 0, 0, NULL, LIVE, OFF(recording),
       "Session recording (MIDI file: player and model on separate tracks)\n"
       "written when the service stops; empty: none (`continuo ctl save FILE`\n"
       "still works)." },
-    { "control_socket", OPT_STRING, "", 0, 0, NULL, 0, OFF(control_socket),
+    { "control_socket", OPT_STRING, "", 0, 0, NULL, RESTART, OFF(control_socket),
       "Control socket; empty: $XDG_RUNTIME_DIR/continuo/ctl." },
-    { "phrase_silence_ms", OPT_INT, "800", 50, 10000, NULL, 1, OFF(phrase_silence_ms),
+    { "phrase_silence_ms", OPT_INT, "800", 50, 10000, NULL, LIVE, OFF(phrase_silence_ms),
       "Silence (nothing held, pedal up) that ends the player's phrase, in ms." },
-    { "held_note_timeout_ms", OPT_INT, "30000", 0, 3600000, NULL, 1, OFF(held_note_timeout_ms),
+    { "held_note_timeout_ms", OPT_INT, "30000", 0, 3600000, NULL, LIVE, OFF(held_note_timeout_ms),
       "A player's key held longer than this, in ms, counts as released (its\n"
       "note-off was lost: a glitch, a cable pulled), so the phrase can end;\n"
       "logged once per note.  0: never." },
-    { "response_seconds", OPT_DOUBLE, "8", 0.5, 120, NULL, 1, OFF(response_seconds),
+    { "response_seconds", OPT_DOUBLE, "8", 0.5, 120, NULL, LIVE, OFF(response_seconds),
       "Longest continuation, in seconds." },
-    { "response_events", OPT_INT, "512", 1, 8192, NULL, 1, OFF(response_events),
+    { "response_events", OPT_INT, "512", 1, 8192, NULL, LIVE, OFF(response_events),
       "Longest continuation, in model events (whichever limit comes first)." },
     { "temperature", OPT_DOUBLE, PLAY_STR(PLAY_TEMPERATURE), SAMPLING_TEMPERATURE_MIN,
-      SAMPLING_TEMPERATURE_MAX, NULL, 1, OFF(sampling.temperature),
+      SAMPLING_TEMPERATURE_MAX, NULL, LIVE, OFF(sampling.temperature),
       "Sampling temperature; 0 always takes the most likely event." },
-    { "top_p", OPT_DOUBLE, PLAY_STR(PLAY_TOP_P), SAMPLING_TOP_P_MIN, SAMPLING_TOP_P_MAX, NULL, 1,
+    { "top_p", OPT_DOUBLE, PLAY_STR(PLAY_TOP_P), SAMPLING_TOP_P_MIN, SAMPLING_TOP_P_MAX, NULL, LIVE,
       OFF(sampling.top_p),
       "Nucleus sampling: keep the most likely events up to this probability." },
-    { "top_k", OPT_INT, PLAY_STR(PLAY_TOP_K), SAMPLING_TOP_K_MIN, SAMPLING_TOP_K_MAX, NULL, 1,
+    { "top_k", OPT_INT, PLAY_STR(PLAY_TOP_K), SAMPLING_TOP_K_MIN, SAMPLING_TOP_K_MAX, NULL, LIVE,
       OFF(sampling.top_k),
       "Keep only the k most likely events; 0 turns it off." },
-    { "min_p", OPT_DOUBLE, PLAY_STR(PLAY_MIN_P), SAMPLING_MIN_P_MIN, SAMPLING_MIN_P_MAX, NULL, 1,
+    { "min_p", OPT_DOUBLE, PLAY_STR(PLAY_MIN_P), SAMPLING_MIN_P_MIN, SAMPLING_MIN_P_MAX, NULL, LIVE,
       OFF(sampling.min_p),
       "Drop events less likely than min_p times the most likely; 0 turns it off." },
-    { "seed", OPT_INT, "0", 0, 2147483647, NULL, 1, OFF(seed),
+    { "seed", OPT_INT, "0", 0, 2147483647, NULL, apply_seed, OFF(seed),
       "Random seed of the sampler; 0 picks one from the clock." },
-    { "cc_handover", OPT_INT, "20", -1, 127, NULL, 1, OFF(cc_handover),
+    { "cc_handover", OPT_INT, "20", -1, 127, NULL, LIVE, OFF(cc_handover),
       CC_HELP("hands over to the model at once (value >= 64)") },
-    { "cc_temperature", OPT_INT, "21", -1, 127, NULL, 1, OFF(cc_temperature),
+    { "cc_temperature", OPT_INT, "21", -1, 127, NULL, LIVE, OFF(cc_temperature),
       CC_HELP("sets the temperature (0..127 -> 0.1..2.0)") },
-    { "cc_top_p", OPT_INT, "22", -1, 127, NULL, 1, OFF(cc_top_p),
+    { "cc_top_p", OPT_INT, "22", -1, 127, NULL, LIVE, OFF(cc_top_p),
       CC_HELP("sets top_p (0..127 -> 0.05..1.0)") },
-    { "cc_panic", OPT_INT, "23", -1, 127, NULL, 1, OFF(cc_panic),
+    { "cc_panic", OPT_INT, "23", -1, 127, NULL, LIVE, OFF(cc_panic),
       CC_HELP("is panic (value >= 64): all notes off, drop what is queued") },
-    { "cc_reroll", OPT_INT, "24", -1, 127, NULL, 1, OFF(cc_reroll),
+    { "cc_reroll", OPT_INT, "24", -1, 127, NULL, LIVE, OFF(cc_reroll),
       CC_HELP("re-rolls the last response (value >= 64)") },
-    { "cc_length", OPT_INT, "25", -1, 127, NULL, 1, OFF(cc_length),
+    { "cc_length", OPT_INT, "25", -1, 127, NULL, LIVE, OFF(cc_length),
       CC_HELP("sets response_seconds (0..127 -> 1..30 s)") },
-    { "midi_thru", OPT_BOOL, "yes", 0, 0, NULL, 1, OFF(midi_thru),
+    { "midi_thru", OPT_BOOL, "yes", 0, 0, NULL, LIVE, OFF(midi_thru),
       "Send the player's notes to the outputs too." },
-    { "model_channel", OPT_INT, "1", 1, 16, NULL, 1, OFF(model_channel),
+    { "model_channel", OPT_INT, "1", 1, 16, NULL, LIVE, OFF(model_channel),
       "MIDI channel of the continuation." },
-    { "max_held_notes", OPT_INT, PLAY_STR(PLAY_MAX_HELD), 1, 128, NULL, 1, OFF(max_held_notes),
+    { "max_held_notes", OPT_INT, PLAY_STR(PLAY_MAX_HELD), 1, 128, NULL, apply_scheduler, OFF(max_held_notes),
       "Most model notes sounding at once; further note-ons are dropped." },
-    { "max_note_ms", OPT_INT, PLAY_STR(PLAY_MAX_NOTE_MS), 100, 60000, NULL, 1, OFF(max_note_ms),
+    { "max_note_ms", OPT_INT, PLAY_STR(PLAY_MAX_NOTE_MS), 100, 60000, NULL, apply_scheduler, OFF(max_note_ms),
       "Longest model note, in ms: a note held longer is ended (no stuck notes)." },
-    { "lookahead_ms", OPT_INT, "10", 0, 500, NULL, 1, OFF(lookahead_ms),
+    { "lookahead_ms", OPT_INT, "10", 0, 500, NULL, LIVE, OFF(lookahead_ms),
       "Time from the phrase end to the start of the continuation's time line,\n"
       "in ms: the generator's head start for the events after the first one." },
-    { "model_threads", OPT_INT, "1", 1, 64, NULL, 0, OFF(model_threads),
+    { "model_threads", OPT_INT, "1", 1, 64, NULL, RESTART, OFF(model_threads),
       "Threads the model uses for each step (more help on a machine with\n"
       "cores to spare; the audio and the service loop need one)." },
-    { "context_events", OPT_INT, "1024", 16, 65536, NULL, 0, OFF(context_events),
+    { "context_events", OPT_INT, "1024", 16, 65536, NULL, RESTART, OFF(context_events),
       "Model events kept as context (the oldest are forgotten beyond it)." },
-    { "memory", OPT_ENUM, "stream", 0, 0, "window|stream", 0, OFF(memory),
+    { "memory", OPT_ENUM, "stream", 0, 0, "window|stream", RESTART, OFF(memory),
       "How the model makes room when its context is full: stream rolls it,\n"
       "each event overwriting the oldest in its cache, at the same cost for\n"
       "every event; window slides it, computing its last 3/4 again (a pause\n"
       "of one prefill every context/4 events, done while the player plays\n"
       "when it can)." },
-    { "sync", OPT_ENUM, "free", 0, 0, "free|clock", 1, OFF(sync),
+    { "sync", OPT_ENUM, "free", 0, 0, "free|clock", LIVE, OFF(sync),
       "What times the answers.  free: their own clock, an answer as soon as\n"
       "the phrase ends.  clock: MIDI clock (24 per beat) and transport (Start,\n"
       "Continue, Stop, Song Position) from any input, as a DAW sends them:\n"
       "answers only while the transport runs, Stop silences the model at once,\n"
       "and response_start, response_bars and quantize follow the beat." },
-    { "response_start", OPT_ENUM, "beat", 0, 0, "now|beat|bar", 1, OFF(response_start),
+    { "response_start", OPT_ENUM, "beat", 0, 0, "now|beat|bar", LIVE, OFF(response_start),
       "With sync = clock, where an answer's first note falls: now (the phrase\n"
       "end, as free), the next beat, or the next bar line after the phrase end." },
-    { "beats_per_bar", OPT_INT, "4", 1, 32, NULL, 1, OFF(beats_per_bar),
+    { "beats_per_bar", OPT_INT, "4", 1, 32, NULL, LIVE, OFF(beats_per_bar),
       "Beats (quarter notes of the MIDI clock) in a bar, counted from Start or\n"
       "the Song Position Pointer." },
-    { "response_bars", OPT_INT, "0", 0, 64, NULL, 1, OFF(response_bars),
+    { "response_bars", OPT_INT, "0", 0, 64, NULL, LIVE, OFF(response_bars),
       "With sync = clock, an answer's length in bars: it ends on the bar line\n"
       "this many bars after the one where it starts (notes still sounding end\n"
       "there).  0: response_seconds and response_events decide." },
-    { "quantize", OPT_ENUM, "off", 0, 0, "off|1/8|1/16|1/8t|1/16t", 1, OFF(quantize),
+    { "quantize", OPT_ENUM, "off", 0, 0, "off|1/8|1/16|1/8t|1/16t", LIVE, OFF(quantize),
       "With sync = clock, the grid the model's note onsets are moved toward\n"
       "(eighths, sixteenths, or their triplets); each note keeps its length." },
-    { "quantize_strength", OPT_DOUBLE, "1", 0, 1, NULL, 1, OFF(quantize_strength),
+    { "quantize_strength", OPT_DOUBLE, "1", 0, 1, NULL, LIVE, OFF(quantize_strength),
       "How far onsets move toward the grid: 1 onto it, 0.5 half way, 0 not." },
-    { "mode", OPT_ENUM, "call", 0, 0, "call|duet", 1, OFF(mode),
+    { "mode", OPT_ENUM, "call", 0, 0, "call|duet", LIVE, OFF(mode),
       "call: the model answers each phrase once the player stops, and stops\n"
       "when the player plays again.  duet: the model plays all the time on\n"
       "model_channel, the player's notes entering its context as they come\n"
       "(it hears both parts as one piece); phrase ends, hand-over and re-roll\n"
       "do nothing.  With sync = clock it plays only while the transport runs." },
-    { "duet_density", OPT_DOUBLE, "0.5", 0, 1, NULL, 1, OFF(duet_density),
+    { "duet_density", OPT_DOUBLE, "0.5", 0, 1, NULL, LIVE, OFF(duet_density),
       "In a duet, the share of the model's notes that sound while the player\n"
       "plays (a key held, or a note in the last half second): 1 all of them,\n"
       "0 none (the model only fills the player's rests)." },
 };
 const size_t config_n_options = sizeof config_options / sizeof config_options[0];
+
+int config_needs_restart(const option_def *opt)
+{
+    return opt->apply == NULL;
+}
 
 const option_def *config_find(const char *name)
 {
@@ -295,6 +303,17 @@ const char *config_format(const config *c, const option_def *opt, char *buf, siz
     case OPT_ENUM:   config_enum_name(opt, *(const int *)field, buf, len); break;
     }
     return buf;
+}
+
+void config_copy(config *dst, const config *src, const option_def *opt)
+{
+    char *to = (char *)dst + opt->offset;
+    const char *from = (const char *)src + opt->offset;
+    switch (opt->type) {
+    case OPT_STRING: memcpy(to, from, CONFIG_STR_MAX); break;
+    case OPT_DOUBLE: *(double *)to = *(const double *)from; break;
+    case OPT_INT: case OPT_BOOL: case OPT_ENUM: *(int *)to = *(const int *)from; break;
+    }
 }
 
 int config_set_arg(config *c, const char *arg)
@@ -477,19 +496,19 @@ void config_write_doc(FILE *fp)
         }
         switch (o->type) {
         case OPT_INT:
-            fprintf(fp, "# Integer, %.0f..%.0f%s.\n", o->min, o->max, o->live ? " (live)" : "");
+            fprintf(fp, "# Integer, %.0f..%.0f%s.\n", o->min, o->max, !config_needs_restart(o) ? " (live)" : "");
             break;
         case OPT_DOUBLE:
-            fprintf(fp, "# Number, %g..%g%s.\n", o->min, o->max, o->live ? " (live)" : "");
+            fprintf(fp, "# Number, %g..%g%s.\n", o->min, o->max, !config_needs_restart(o) ? " (live)" : "");
             break;
         case OPT_BOOL:
-            fprintf(fp, "# yes or no%s.\n", o->live ? " (live)" : "");
+            fprintf(fp, "# yes or no%s.\n", !config_needs_restart(o) ? " (live)" : "");
             break;
         case OPT_ENUM:
-            fprintf(fp, "# One of %s%s.\n", o->choices, o->live ? " (live)" : "");
+            fprintf(fp, "# One of %s%s.\n", o->choices, !config_needs_restart(o) ? " (live)" : "");
             break;
         case OPT_STRING:
-            if (o->live)
+            if (!config_needs_restart(o))
                 fprintf(fp, "# (live)\n");
             break;
         }

@@ -69,14 +69,23 @@ typedef struct config {
     double duet_density;                   /* 0..1: the model's share while the player plays */
 } config;
 
-/* One option: the single place that names, types, bounds and documents it. */
+struct service;
+/* What a change of an option's value does to the running service (settings.c);
+ * called after the new value is in the service's config. */
+typedef void (*option_apply)(struct service *sv);
+void apply_value(struct service *sv);       /* nothing more: it is read where it is used */
+void apply_scheduler(struct service *sv);   /* the scheduler's note limits follow */
+void apply_seed(struct service *sv);        /* the next continuation samples from it */
+
+/* One option: the single place that names, types, bounds, applies and documents it. */
 typedef struct option_def {
     const char *name;
     option_type type;
     const char *default_value;  /* as it would be written in the file */
     double      min, max;       /* OPT_INT / OPT_DOUBLE bounds, inclusive */
     const char *choices;        /* OPT_ENUM: "a|b|c" (value = index) */
-    int         live;           /* 1: `set` and `reload` change it while running */
+    option_apply apply;         /* run when `set` or `reload` change it while
+                                   running; NULL: it needs a restart */
     size_t      offset;         /* of the field in struct config */
     const char *help;           /* one or more lines, '\n'-separated */
 } option_def;
@@ -85,6 +94,8 @@ extern const option_def config_options[];
 extern const size_t config_n_options;
 
 const option_def *config_find(const char *name);
+/* 1 when OPT cannot change while the service runs. */
+int config_needs_restart(const option_def *opt);
 
 /* Fills C with every default. */
 void config_defaults(config *c);
@@ -92,6 +103,8 @@ void config_defaults(config *c);
 /* Parses VALUE for OPT into C.  On a bad value writes "expected ..." into
  * WHY (size WHYLEN) and returns -1 without touching C. */
 int config_set(config *c, const option_def *opt, const char *value, char *why, size_t whylen);
+/* Copies OPT's value from SRC into DST. */
+void config_copy(config *dst, const config *src, const option_def *opt);
 /* "name=value" (the --set form); logs "--set NAME=VALUE: ..." on error. */
 int config_set_arg(config *c, const char *arg);
 

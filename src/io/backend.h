@@ -12,6 +12,7 @@ struct midi_port {
     midi_dir        dir;
     char           *name;       /* spec as opened; owned */
     void           *priv;       /* backend state; owned by the backend */
+    const midi_port_settings *settings; /* during open only; may be NULL */
     midi_port_stats stats;      /* received/sent are counted by midi_port.c;
                                    dropped/reopened/parser by the backend */
     int             failing;    /* 1 while writes fail (to log once) */
@@ -22,16 +23,24 @@ struct midi_port {
  * received/sent messages, so backends only move data.
  *
  * open:     opens P (P->dir says which way) for ARG, the text after
- *           "name:" ("" when none). On failure writes the cause, without
- *           the port name, into ERR (ERRLEN bytes, e.g. "No such file or
- *           directory"), frees what it took, logs nothing and returns -1.
+ *           "name:" ("" when none), reading P->settings (may be NULL) if
+ *           it takes any. On failure writes the cause, without the port
+ *           name, into ERR (ERRLEN bytes, e.g. "No such file or
+ *           directory"), frees what it took, logs nothing and returns -1;
+ *           a backend whose library logs the cause itself (fluidsynth)
+ *           leaves ERR empty, and nothing more is logged.
  * close:    frees P->priv and everything open returned; never fails.
  * poll_fds: as midi_port_poll_fds; may be NULL (nothing to watch).
  * read:     as midi_port_read, P is an input; may be NULL for a backend
  *           without inputs.
  * write:    sends one valid message without blocking; returns 0, or -1
  *           with errno set when it was dropped (the caller counts and logs);
- *           may be NULL for a backend without outputs.
+ *           may be NULL for a backend that plays nothing.
+ * keep:     keeps a copy of channel message MSG of PART at TIME (seconds);
+ *           returns 0, or -1 when it was dropped (the caller counts); NULL
+ *           for a backend that keeps nothing (all but record).
+ * save:     writes what was kept to PATH, all or nothing; returns 0, or -1
+ *           after logging why not; NULL with keep.
  * list:     calls FN for each port the backend can see; returns how many,
  *           or -1 after logging why it could not look. May be NULL. */
 typedef struct midi_backend {
@@ -43,12 +52,16 @@ typedef struct midi_backend {
     int  (*poll_fds)(midi_port *p, struct pollfd *fds, int max);
     int  (*read)(midi_port *p, midi_msg *out, int max);
     int  (*write)(midi_port *p, const midi_msg *msg);
+    int  (*keep)(midi_port *p, const midi_msg *msg, midi_part part, double time);
+    int  (*save)(midi_port *p, const char *path);
     int  (*list)(midi_port_list_fn fn, void *user);
 } midi_backend;
 
 extern const midi_backend midi_backend_null;
 extern const midi_backend midi_backend_fifo;
 extern const midi_backend midi_backend_raw;
+extern const midi_backend midi_backend_fluidsynth;
+extern const midi_backend midi_backend_record;
 #if HAVE_ALSA
 extern const midi_backend midi_backend_alsa;
 #endif

@@ -14,6 +14,8 @@ static const midi_backend *const backends[] = {
     &midi_backend_null,
     &midi_backend_fifo,
     &midi_backend_raw,
+    &midi_backend_fluidsynth,
+    &midi_backend_record,
 #if HAVE_ALSA
     &midi_backend_alsa,
 #endif
@@ -64,6 +66,11 @@ static const char *dir_word(midi_dir dir)
 
 midi_port *midi_port_open(const char *spec, midi_dir dir)
 {
+    return midi_port_open_with(spec, dir, NULL);
+}
+
+midi_port *midi_port_open_with(const char *spec, midi_dir dir, const midi_port_settings *settings)
+{
     if (!spec || !*spec) {
         log_error("cannot open MIDI %s: no port named", dir_word(dir));
         return NULL;
@@ -109,9 +116,13 @@ midi_port *midi_port_open(const char *spec, midi_dir dir)
     p->backend = b;
     p->dir = dir;
     p->name = name;
+    p->settings = settings;
     char err[256] = "unknown error";
-    if (b->open(p, arg, err, sizeof err) != 0) {
-        log_error("cannot open MIDI %s '%s': %s", dir_word(dir), spec, err);
+    int r = b->open(p, arg, err, sizeof err);
+    p->settings = NULL;
+    if (r != 0) {
+        if (err[0])
+            log_error("cannot open MIDI %s '%s': %s", dir_word(dir), spec, err);
         free(p->name);
         free(p);
         return NULL;
@@ -148,8 +159,10 @@ int midi_port_read(midi_port *p, midi_msg *out, int max)
 int midi_port_write(midi_port *p, const midi_msg *msg)
 {
     uint8_t bytes[3];
-    if (!p || p->dir != MIDI_OUT || !p->backend->write)
+    if (!p || p->dir != MIDI_OUT)
         return -1;
+    if (!p->backend->write)
+        return 0;
     if (!midi_msg_encode(msg, bytes)) {
         log_error("MIDI output '%s': invalid message %02x %02x %02x (length %d)",
                   p->name, msg->status, msg->data1, msg->data2, msg->length);
@@ -170,6 +183,25 @@ int midi_port_write(midi_port *p, const midi_msg *msg)
     p->failing = 0;
     p->stats.sent++;
     return 0;
+}
+
+int midi_port_keep(midi_port *p, const midi_msg *msg, midi_part part, double time)
+{
+    if (!p || p->dir != MIDI_OUT || !p->backend->keep || (unsigned)part >= MIDI_PARTS)
+        return 0;
+    if (p->backend->keep(p, msg, part, time) != 0) {
+        p->stats.dropped++;
+        return -1;
+    }
+    p->stats.kept[part]++;
+    return 0;
+}
+
+int midi_port_save(midi_port *p, const char *path)
+{
+    if (!p || !p->backend->save)
+        return 1;
+    return p->backend->save(p, path);
 }
 
 const char *midi_port_name(const midi_port *p)

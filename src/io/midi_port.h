@@ -14,14 +14,32 @@ typedef enum midi_dir {
     MIDI_OUT = 2,   /* messages go to it */
 } midi_dir;
 
+/* Whose a message sent to the outputs is, for an output that keeps the
+ * parts apart (the session recording: one track each). */
+typedef enum midi_part {
+    MIDI_PART_PLAYER = 0,
+    MIDI_PART_MODEL  = 1,
+} midi_part;
+#define MIDI_PARTS 2
+
 /* Counters of one port (they only grow). */
 typedef struct midi_port_stats {
     uint64_t received;      /* messages returned by midi_port_read */
     uint64_t sent;          /* messages accepted by midi_port_write */
+    uint64_t kept[MIDI_PARTS];  /* messages kept by midi_port_keep, per part */
     uint64_t dropped;       /* messages lost: output not ready, input queue full */
     uint64_t reopened;      /* times the port went away and was opened again */
     midi_stream_stats parser;   /* byte-stream backends (fifo, raw) only */
 } midi_port_stats;
+
+/* Settings a backend asks for by name when it opens (the fluidsynth
+ * output: soundfont, audio_driver, ...).  GET writes the value of KEY into
+ * BUF (LEN bytes) and returns BUF, or returns NULL when it has no such
+ * setting (the backend then uses its default). */
+typedef struct midi_port_settings {
+    const char *(*get)(void *user, const char *key, char *buf, size_t len);
+    void *user;
+} midi_port_settings;
 
 /* An open port; owned by whoever opened it, freed by midi_port_close.
  * Ports are not thread-safe: one thread (the service loop) opens, polls,
@@ -50,6 +68,17 @@ typedef struct midi_port midi_port;
  *                        (input polled every 2 ms)
  * On failure logs "cannot open MIDI input 'SPEC': cause" and returns NULL. */
 midi_port *midi_port_open(const char *spec, midi_dir dir);
+/* The same, with SETTINGS (borrowed for the call; NULL: every default) for
+ * the backends that take some:
+ *   fluidsynth           output only: the built-in synthesizer (src/synth);
+ *                        settings soundfont, audio_driver, audio_device,
+ *                        audio_file, gain, and on_missing_soundfont: with
+ *                        "midi-only" a synthesizer that cannot start is
+ *                        logged and the port opens silent
+ *   record               output only: keeps what midi_port_keep gives it,
+ *                        in memory, for midi_port_save (a MIDI file, one
+ *                        track per part); plays nothing */
+midi_port *midi_port_open_with(const char *spec, midi_dir dir, const midi_port_settings *settings);
 void midi_port_close(midi_port *p);     /* NULL is fine */
 
 /* Names the client under which this process's ports appear to others
@@ -74,10 +103,21 @@ int midi_port_poll_fds(midi_port *p, struct pollfd *fds, int max);
  * reopened, ALSA source ports reconnected). Returns 0 for an output. */
 int midi_port_read(midi_port *p, midi_msg *out, int max);
 
-/* Sends MSG on output P at once, never blocking. Returns 0, or -1 when the
- * message was dropped (counted in stats.dropped; logged once per run of
- * failures) or is invalid. */
+/* Sends MSG on output P at once, never blocking. Returns 0 (also for an
+ * output that plays nothing, as record), or -1 when the message was
+ * dropped (counted in stats.dropped; logged once per run of failures) or
+ * is invalid. */
 int midi_port_write(midi_port *p, const midi_msg *msg);
+
+/* Gives output P a copy of channel message MSG of PART, TIME seconds into
+ * the session, to keep (record); other outputs ignore it.  Returns 0, or -1
+ * when P could not keep it (counted in stats.dropped). */
+int midi_port_keep(midi_port *p, const midi_msg *msg, midi_part part, double time);
+
+/* Writes what output P kept to PATH, all or nothing.  Returns 1 when P
+ * keeps nothing (not a recording), 0 when written, -1 after logging why
+ * it could not be. */
+int midi_port_save(midi_port *p, const char *path);
 
 /* The name P was opened with ("fifo:/tmp/in"); borrowed. */
 const char *midi_port_name(const midi_port *p);

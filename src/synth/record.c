@@ -29,10 +29,10 @@ void recorder_free(recorder *r)
     memset(r, 0, sizeof *r);
 }
 
-void recorder_add(recorder *r, int track, double time, const midi_msg *m)
+int recorder_add(recorder *r, int track, double time, const midi_msg *m)
 {
     if (track < 0 || track >= RECORD_TRACKS || !midi_msg_is_channel(m))
-        return;
+        return -1;
     if (r->n[track] == r->cap[track]) {
         size_t ncap = r->cap[track] ? r->cap[track] * 2 : 1024;
         if (ncap > r->max_events)
@@ -40,7 +40,7 @@ void recorder_add(recorder *r, int track, double time, const midi_msg *m)
         smf_event *nev = ncap > r->cap[track] ? realloc(r->ev[track], ncap * sizeof *nev) : NULL;
         if (!nev) {
             r->dropped++;
-            return;
+            return -1;
         }
         r->ev[track] = nev;
         r->cap[track] = ncap;
@@ -52,6 +52,7 @@ void recorder_add(recorder *r, int track, double time, const midi_msg *m)
     e->status = m->status;
     e->data1 = m->data1;
     e->data2 = m->data2;
+    return 0;
 }
 
 int recorder_save(const recorder *r, const char *path)

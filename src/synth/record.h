@@ -24,8 +24,9 @@ typedef struct recorder {
 
 int  recorder_init(recorder *r, size_t reserve, size_t max_events);
 void recorder_free(recorder *r);
-/* Adds M (channel messages only; others are ignored) at TIME to TRACK. */
-void recorder_add(recorder *r, int track, double time, const midi_msg *m);
+/* Adds M (channel messages only) at TIME to TRACK.  Returns 0, or -1 when
+ * it was not kept (not a channel message, or max_events reached). */
+int  recorder_add(recorder *r, int track, double time, const midi_msg *m);
 /* Writes the session to PATH (format 1: tracks "player" and "continuo"),
  * all or nothing.  Returns 0, or -1 after logging the cause. */
 int  recorder_save(const recorder *r, const char *path);

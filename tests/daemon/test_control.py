@@ -35,7 +35,21 @@ try:
     rc, out, _ = sv.ctl("set", "model", "/x")
     check(rc == 1 and "cannot change while running" in out, "fixed key: %r" % out)
     rc, out, _ = sv.ctl("frobnicate")
-    check(rc == 1 and out.startswith("error unknown command"), "unknown command: %r" % out)
+    listing = "status, panic, get KEY, set KEY VALUE, reload, save FILE, help [COMMAND]"
+    check(rc == 1 and out == "error unknown command (%s)" % listing, "unknown command: %r" % out)
+    # A known command with the wrong number of arguments gets the same answer.
+    for line in ("status now", "get", "get temperature extra", "set temperature", "save"):
+        out = sv.request(line)
+        check(out == "error unknown command (%s)" % listing, "%r refused: %r" % (line, out))
+    # help: the commands, and what one does (the same table as `ctl --help`).
+    rc, out, _ = sv.ctl("help")
+    check(rc == 0 and out == "ok " + listing, "help lists the commands: %r" % out)
+    rc, out, _ = sv.ctl("help", "set")
+    check(rc == 0 and out == "ok set KEY VALUE: change a live setting (see continuo.conf)",
+          "help set: %r" % out)
+    r = subprocess.run([CONTINUO, "ctl", "--help"], capture_output=True, text=True)
+    check(r.returncode == 0 and "  set KEY VALUE     change a live setting (see continuo.conf)\n" in r.stdout
+          and "  help [COMMAND]    the commands, or what one does\n" in r.stdout, "ctl --help: %r" % r.stdout)
 
     # Play a phrase; the echo engine answers; then save the session.
     sv.play_motif([(60, 90, 0.08), (64, 90, 0.08), (67, 90, 0.08)], gap=0.02)
@@ -63,6 +77,18 @@ try:
     r = subprocess.run([CONTINUO, "ctl", "--socket", sv.sock, "save", "rel.mid"], cwd=sv.dir,
                        capture_output=True, text=True)
     check(r.returncode == 0 and os.path.exists(os.path.join(sv.dir, "rel.mid")), "ctl save relative")
+    # A live setting's apply step: the scheduler takes the new limit at once,
+    # so a chord is answered by one note.
+    rc, out, _ = sv.ctl("set", "max_held_notes", "1")
+    check(rc == 0 and out == "ok max_held_notes = 1", "set max_held_notes: %r" % out)
+    sv.play([0x90, 60, 90, 0x90, 64, 90, 0x90, 67, 90])
+    time.sleep(0.1)
+    sv.play([0x80, 60, 0, 0x80, 64, 0, 0x80, 67, 0])
+    time.sleep(0.8)
+    rc, out, _ = sv.ctl("status")
+    check("phrases=2" in out and "notes_in=6" in out and "notes_out=4" in out,
+          "the chord's answer held to one note: %r" % out)
+    sv.ctl("set", "max_held_notes", "16")
 
     # A client that stays connected while others misbehave.
     good = sv.connect()

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "config.h"
 #include "io/midi_port.h"
+#include "midi/smf.h"
 
 /* libportmidi leaks a few bytes in Pm_Initialize (find_default_device);
  * not ours: tell LeakSanitizer, when it runs, to let it pass. */
@@ -311,6 +313,97 @@ static void count_port(const midi_port_info *info, void *user)
         listed++;
 }
 
+/* The session recording is an output like the others: it plays nothing,
+ * keeps each part's messages, and writes them to a MIDI file, one track
+ * each. */
+static void test_record(void)
+{
+    char path[400];
+    midi_msg on = { 0x90, 60, 100, 3 }, off = { 0x80, 60, 0, 3 }, answer = { 0x90, 67, 90, 3 };
+    midi_msg clock = { 0xF8, 0, 0, 1 };
+    snprintf(path, sizeof path, "%s/session.mid", tmpdir);
+
+    stderr_begin();
+    midi_port *bad = midi_port_open("record", MIDI_IN);
+    CHECK_STR_CONTAINS(stderr_end(), "backend 'record' has no inputs");
+    CHECK(bad == NULL);
+    midi_port *p = midi_port_open("record", MIDI_OUT);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    CHECK_INT(midi_port_write(p, &on), 0);                      /* plays nothing */
+    CHECK_INT(midi_port_keep(p, &on, MIDI_PART_PLAYER, 0.5), 0);
+    CHECK_INT(midi_port_keep(p, &off, MIDI_PART_PLAYER, 1.0), 0);
+    CHECK_INT(midi_port_keep(p, &answer, MIDI_PART_MODEL, 1.5), 0);
+    CHECK_INT(midi_port_keep(p, &clock, MIDI_PART_MODEL, 1.6), -1);  /* not a channel message */
+    const midi_port_stats *st = midi_port_get_stats(p);
+    CHECK_INT((int)st->kept[MIDI_PART_PLAYER], 2);
+    CHECK_INT((int)st->kept[MIDI_PART_MODEL], 1);
+    CHECK_INT((int)st->sent, 0);
+    CHECK_INT(midi_port_save(p, path), 0);
+    midi_port_close(p);
+
+    smf f;
+    CHECK_INT(smf_read_file(path, &f), 0);
+    CHECK_INT((int)f.n_events, 3);
+    if (f.n_events == 3) {
+        CHECK(f.events[0].data1 == 60 && f.events[2].data1 == 67);
+        CHECK_STR_CONTAINS(f.tracks[f.events[0].track].name, "player");
+        CHECK_STR_CONTAINS(f.tracks[f.events[2].track].name, "continuo");
+        CHECK(f.events[2].time > 1.45 && f.events[2].time < 1.55);
+    }
+    smf_free(&f);
+    unlink(path);
+
+    /* Other outputs keep nothing and have nothing to save. */
+    midi_port *null = midi_port_open("null", MIDI_OUT);
+    CHECK_INT(midi_port_keep(null, &on, MIDI_PART_PLAYER, 0.5), 0);
+    CHECK_INT((int)midi_port_get_stats(null)->kept[MIDI_PART_PLAYER], 0);
+    CHECK_INT(midi_port_save(null, path), 1);
+    midi_port_close(null);
+}
+
+static const char *test_setting(void *user, const char *key, char *buf, size_t len)
+{
+    const char *const *kv = user;
+    for (; kv[0]; kv += 2)
+        if (strcmp(kv[0], key) == 0) {
+            snprintf(buf, len, "%s", kv[1]);
+            return buf;
+        }
+    return NULL;
+}
+
+/* The FluidSynth output takes its soundfont from the settings; one that is
+ * missing is one error (the synth's own), or with on_missing_soundfont =
+ * midi-only a warning and a silent port. */
+static void test_fluidsynth(void)
+{
+    const char *refuse[] = { "soundfont", "/no/such.sf2", "on_missing_soundfont", "error", NULL };
+    const char *go_on[] = { "soundfont", "/no/such.sf2", "on_missing_soundfont", "midi-only", NULL };
+    midi_port_settings s1 = { test_setting, (void *)refuse }, s2 = { test_setting, (void *)go_on };
+    midi_msg on = { 0x90, 60, 100, 3 };
+
+    stderr_begin();
+    midi_port *p = midi_port_open_with("fluidsynth", MIDI_OUT, &s1);
+    const char *err = stderr_end();
+    CHECK(p == NULL);
+#if HAVE_FLUIDSYNTH
+    CHECK_STR_CONTAINS(err, "cannot open soundfont /no/such.sf2: No such file or directory");
+#else
+    CHECK_STR_CONTAINS(err, "built without FluidSynth");
+#endif
+    CHECK(strstr(err, "cannot open MIDI output") == NULL);     /* said once */
+
+    stderr_begin();
+    p = midi_port_open_with("fluidsynth", MIDI_OUT, &s2);
+    err = stderr_end();
+    CHECK(p != NULL);
+    CHECK_STR_CONTAINS(err, "going on without sound from FluidSynth (on_missing_soundfont = midi-only)");
+    CHECK_INT(midi_port_write(p, &on), 0);
+    midi_port_close(p);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -326,6 +419,8 @@ int main(void)
     test_fifo_input();
     test_fifo_comes_back();
     test_fifo_output();
+    test_record();
+    test_fluidsynth();
     midi_port_list(count_port, NULL);   /* other backends may fail without hardware */
     CHECK_INT(listed, 1);
     unlink(stderr_path);

@@ -1,0 +1,206 @@
+/* commands.c: the control commands as one table (name, arguments, handler, help); dispatch is a lookup. */
+#include "daemon/commands.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/service.h"
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* p50/p90/p99/max of the last samples, in ms, into BUF. */
+static void percentiles(char *buf, size_t len, const char *name, int64_t *v, size_t n, double unit)
+{
+    if (n == 0) {
+        snprintf(buf, len, " %s_n=0", name);
+        return;
+    }
+    qsort(v, n, sizeof *v, cmp_i64);
+    snprintf(buf, len, " %s_n=%zu %s_p50=%.3f %s_p90=%.3f %s_p99=%.3f %s_max=%.3f", name, n,
+             name, v[n / 2] / unit, name, v[n * 9 / 10] / unit, name, v[n * 99 / 100] / unit,
+             name, v[n - 1] / unit);
+}
+
+static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t len)
+{
+    static int64_t tmp[SCHED_LATE_SAMPLES];
+    char lat[256], err[256];
+    (void)arg;
+    (void)rest;
+    size_t n = sv->n_lat < LAT_SAMPLES ? sv->n_lat : LAT_SAMPLES;
+    memcpy(tmp, sv->lat_ns, n * sizeof *tmp);
+    percentiles(lat, sizeof lat, "latency_ms", tmp, n, 1e6);
+    size_t m = sv->sched.n_late_samples < SCHED_LATE_SAMPLES ? sv->sched.n_late_samples : SCHED_LATE_SAMPLES;
+    for (size_t i = 0; i < m; i++)
+        tmp[i] = sv->sched.late_us[i];
+    percentiles(err, sizeof err, "timing_error_ms", tmp, m, 1e3);
+    snprintf(reply, len,
+             "ok state=%s engine=%s uptime=%.1f phrases=%" PRIu64 " responses=%" PRIu64
+             " interrupted=%" PRIu64 " notes_in=%" PRIu64 " notes_out=%" PRIu64
+             " sounding=%d queued=%zu swept=%" PRIu64 " dropped=%" PRIu64 " recorded=%zu+%zu%s%s",
+             service_responding(sv) ? "responding" : "listening", sv->gen.engine->name,
+             session_time(sv, now_ns()), sv->ph.phrases, sv->responses, sv->interrupted,
+             sv->notes_in, sv->notes_out, sv->sched.notes.count + sv->thru.count,
+             scheduler_queued(&sv->sched), sv->sched.swept,
+             sv->sched.dropped_full + sv->sched.dropped_held,
+             service_kept(sv, MIDI_PART_PLAYER), service_kept(sv, MIDI_PART_MODEL), lat, err);
+    /* The clock: tempo (0: none heard yet), transport, where the song is. */
+    size_t used = strlen(reply);
+    int64_t pos = transport_position(&sv->tp);
+    int64_t bar_len = (int64_t)TRANSPORT_PPQN * sv->cfg.beats_per_bar;
+    if (used < len)
+        snprintf(reply + used, len - used,
+                 " sync=%s tempo=%.2f clock=%s transport=%s bar=%" PRId64 " beat=%" PRId64 " mode=%s"
+                 " on_tick=%" PRIu64 " off_tick=%" PRIu64 " duet_thinned=%" PRIu64,
+                 sv->cfg.sync == SYNC_CLOCK ? "clock" : "free", transport_bpm(&sv->tp),
+                 transport_locked(&sv->tp, now_ns()) ? "locked" : "none",
+                 sv->tp.running ? "playing" : "stopped", pos / bar_len + 1,
+                 pos % bar_len / TRANSPORT_PPQN + 1, sv->cfg.mode == MODE_DUET ? "duet" : "call",
+                 sv->anchored, sv->anchor_missed, sv->duet_thinned);
+}
+
+static void cmd_panic(service *sv, char *arg, char *rest, char *reply, size_t len)
+{
+    (void)arg;
+    (void)rest;
+    service_panic(sv, now_ns());
+    snprintf(reply, len, "ok all notes off");
+}
+
+static void cmd_get(service *sv, char *key, char *rest, char *reply, size_t len)
+{
+    char buf[CONFIG_STR_MAX];
+    const option_def *o = config_find(key);
+    (void)rest;
+    if (!o)
+        snprintf(reply, len, "error unknown key '%.64s'", key);
+    else
+        snprintf(reply, len, "ok %s = %.*s", o->name, (int)(len - 80),
+                 config_format(&sv->cfg, o, buf, sizeof buf));
+}
+
+/* The value may hold spaces: it is the rest of the line. */
+static void cmd_set(service *sv, char *key, char *value, char *reply, size_t len)
+{
+    char buf[CONFIG_STR_MAX], why[256];
+    const option_def *o = config_find(key);
+    while (*value == ' ' || *value == '\t')
+        value++;
+    if (!o)
+        snprintf(reply, len, "error unknown key '%.64s'", key);
+    else if (config_needs_restart(o))
+        snprintf(reply, len, "error %s cannot change while running "
+                 "(edit the config file and restart)", o->name);
+    else if (service_set_option(sv, o, value, why, sizeof why) < 0)
+        snprintf(reply, len, "error %s: %s", o->name, why);
+    else
+        snprintf(reply, len, "ok %s = %.*s", o->name, (int)(len - 80),
+                 config_format(&sv->cfg, o, buf, sizeof buf));
+}
+
+static void cmd_reload(service *sv, char *arg, char *rest, char *reply, size_t len)
+{
+    (void)arg;
+    (void)rest;
+    sv->reload = 1;
+    snprintf(reply, len, sv->config_path ? "ok reloading %.3000s" : "ok reloading%.0s",
+             sv->config_path ? sv->config_path : "");
+}
+
+/* The path may hold spaces: the first word and the rest of the line. */
+static void cmd_save(service *sv, char *first, char *rest, char *reply, size_t len)
+{
+    char path[CONFIG_STR_MAX];
+    snprintf(path, sizeof path, "%s%s%s", first, rest ? " " : "", rest ? rest : "");
+    if (path[0] != '/')
+        snprintf(reply, len, "error save needs an absolute path");
+    else if (service_save(sv, path) != 0)
+        snprintf(reply, len, "error cannot write %.3000s (see the service log)", path);
+    else
+        snprintf(reply, len, "ok saved %zu player and %zu model events to %.3000s",
+                 service_kept(sv, MIDI_PART_PLAYER), service_kept(sv, MIDI_PART_MODEL), path);
+}
+
+static void cmd_help(service *sv, char *name, char *rest, char *reply, size_t len);
+
+const control_command control_commands[] = {
+    { "status", 0, 0, cmd_status, "status", "state, counters, latency and timing figures" },
+    { "panic",  0, 0, cmd_panic,  "panic", "all notes off, drop what is queued" },
+    { "get",    1, 1, cmd_get,    "get KEY", "a setting's value" },
+    { "set",    2, 2, cmd_set,    "set KEY VALUE", "change a live setting (see continuo.conf)" },
+    { "reload", 0, 0, cmd_reload, "reload", "re-read the config file (as SIGHUP)" },
+    { "save",   1, 2, cmd_save,   "save FILE", "write the session (player, model) to a MIDI file" },
+    { "help",   0, 1, cmd_help,   "help [COMMAND]", "the commands, or what one does" },
+};
+const size_t control_n_commands = sizeof control_commands / sizeof control_commands[0];
+
+static const control_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < control_n_commands; i++)
+        if (strcmp(control_commands[i].name, name) == 0)
+            return &control_commands[i];
+    return NULL;
+}
+
+/* "status, panic, get KEY, ...": every command's usage. */
+static void list_commands(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < control_n_commands && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+                                 control_commands[i].usage);
+}
+
+static void unknown_command(char *reply, size_t len)
+{
+    char list[512];
+    list_commands(list, sizeof list);
+    snprintf(reply, len, "error unknown command (%s)", list);
+}
+
+static void cmd_help(service *sv, char *name, char *rest, char *reply, size_t len)
+{
+    char list[512];
+    const control_command *c = name ? find_command(name) : NULL;
+    (void)sv;
+    (void)rest;
+    if (name && !c) {
+        unknown_command(reply, len);
+    } else if (c) {
+        snprintf(reply, len, "ok %s: %s", c->usage, c->help);
+    } else {
+        list_commands(list, sizeof list);
+        snprintf(reply, len, "ok %s", list);
+    }
+}
+
+void service_command(void *user, char *line, char *reply, size_t len)
+{
+    char *save = NULL, *name = strtok_r(line, " \t", &save);
+    char *arg = strtok_r(NULL, " \t", &save);
+    char *rest = save && *save ? save : NULL;
+    int n = (arg != NULL) + (rest != NULL);
+    if (!name) {
+        snprintf(reply, len, "error empty command");
+        return;
+    }
+    const control_command *c = find_command(name);
+    if (!c || n < c->min_args || n > c->max_args) {
+        unknown_command(reply, len);
+        return;
+    }
+    c->run(user, arg, rest, reply, len);
+}
+
+void control_commands_usage(FILE *fp)
+{
+    for (size_t i = 0; i < control_n_commands; i++)
+        fprintf(fp, "  %-18s%s\n", control_commands[i].usage, control_commands[i].help);
+}

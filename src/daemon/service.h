@@ -1,0 +1,116 @@
+/* service.h: the state of `continuo serve`, shared by loop.c, ports.c, commands.c and settings.c. */
+#ifndef CONTINUO_DAEMON_SERVICE_H
+#define CONTINUO_DAEMON_SERVICE_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "daemon/control.h"
+#include "daemon/generator.h"
+#include "daemon/options.h"
+#include "daemon/phrase.h"
+#include "daemon/scheduler.h"
+#include "daemon/transport.h"
+#include "io/midi_port.h"
+#include "util/log.h"
+
+#define MAX_PORTS     8         /* inputs; outputs the config names (the recording is one more) */
+#define MAX_POLL      (3 + CONTROL_MAX_CLIENTS + 1 + MAX_PORTS * 4)
+#define SCHED_CAP     16384
+#define LAT_SAMPLES   1024
+#define NS            1000000000LL
+#define TAIL_NS       (NS / 2)  /* notes left sounding at a continuation's end ring this long */
+
+/* Everything the service owns; one instance (static storage in daemon_run). */
+typedef struct service {
+    config       cfg;               /* live settings (set, reload, CCs change them) */
+    const char  *config_path;       /* borrowed; NULL: built-in defaults */
+    char *const *sets;              /* --set KEY=VALUE overrides, re-applied on reload */
+    int          n_sets;
+    int64_t      t0;                /* session start, ns */
+    int          sig_fd, timer_fd;
+    control_server ctl;
+    midi_port   *inputs[MAX_PORTS];
+    int          n_inputs;
+    midi_port   *outputs[MAX_PORTS + 1];    /* the config's, then the recording */
+    int          n_outputs;
+    scheduler    sched;             /* the model's output */
+    note_table   thru;              /* the player's notes sent thru */
+    phrase       ph;
+    transport    tp;                /* MIDI clock and transport from the inputs */
+    generator    gen;
+    uint64_t     seed;
+    /* the current continuation */
+    uint32_t     next_id, response_id;  /* 0: none */
+    int          response_gen_done;
+    int          response_duet;     /* it is a duet (mode = duet): endless, not interrupted */
+    uint64_t     duet_rng;          /* duet_density's draws (xorshift64) */
+    uint64_t     duet_thinned;      /* the model's note-ons left out while the player played */
+    int64_t      response_start;    /* ns: time zero of its events */
+    int64_t      response_end;      /* ns: bar line it ends on (response_bars); INT64_MAX: none */
+    int64_t      grid_origin;       /* ns: a beat line, for quantize; grid_ns 0: off */
+    double       grid_ns;           /* quantize grid step */
+    int64_t      anchor_pos;        /* song position of the clock tick the first note
+                                       waits for (response_start = beat|bar); -1: none */
+    int64_t      anchor_until;      /* ns: past this the answer goes on without the tick */
+    uint64_t     anchored, anchor_missed;   /* answers started on their tick, or not */
+    int64_t      shift_ns[128];     /* quantize: how far each pitch's sounding note moved */
+    int64_t      last_off[128];     /* due time of each pitch's last note-off */
+    double       response_last_t;   /* time of its latest event so far, s */
+    int64_t      phrase_end_ns;     /* when the phrase it answers ended */
+    double       phrase_end_t;      /* the same in session seconds */
+    int          have_last_phrase;  /* a phrase was answered (re-roll possible) */
+    int          first_note_pending;
+    int64_t      lat_ns[LAT_SAMPLES];   /* phrase end -> first note, last ones */
+    uint64_t     n_lat;
+    /* watchdog */
+    int64_t      watchdog_ns, next_watchdog;
+    /* counters */
+    uint64_t     notes_in, notes_out, responses, interrupted;
+    int64_t      duet_retry;        /* ns: next try to start a duet after a failed one */
+    log_limit    busy_warn;         /* "generator busy" warnings, at most 1/s */
+    int          quit, reload;
+    int64_t      quit_ns;           /* when the stop signal was read */
+} service;
+
+static inline int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
+}
+
+static inline double session_time(const service *sv, int64_t t)
+{
+    return (double)(t - sv->t0) / (double)NS;
+}
+
+/* The continuation is still going: being generated, queued or sounding. */
+int  service_responding(const service *sv);
+/* Panic: stops the continuation and ends every sounding note at once. */
+void service_panic(service *sv, int64_t now);
+
+/* Changes live option O to VALUE and runs its apply step (`ctl set`).
+ * Returns 0, or -1 with "expected ..." in WHY for a bad value (nothing
+ * changed).  O must not need a restart (config_needs_restart). */
+int  service_set_option(service *sv, const option_def *o, const char *value, char *why, size_t len);
+/* Reads the config file and --set overrides again (SIGHUP, `ctl reload`):
+ * each live option that changed goes through its apply step; one that
+ * needs a restart is logged as such.  A file that does not parse leaves
+ * every setting as it is (logged). */
+void service_reload(service *sv);
+
+/* Opens the outputs the config lists and the session recording ("record"),
+ * then the inputs (ports.c).  Returns 0, or -1 after logging. */
+int  service_open_ports(service *sv);
+void service_close_ports(service *sv);
+/* Messages of PART the outputs kept (the session recording). */
+size_t service_kept(const service *sv, midi_part part);
+/* Writes the session recording to PATH.  Returns 0, 1 when no output keeps
+ * one, or -1 after logging why it could not. */
+int  service_save(service *sv, const char *path);
+
+/* The control socket's handler: one request line, one reply (commands.c). */
+void service_command(void *user, char *line, char *reply, size_t len);
+
+#endif
