@@ -1,4 +1,4 @@
-/* kernels.c: matvec, dot, attention and normalization kernels: AVX-512, AVX2 and scalar, plus naive twins. */
+/* kernels.c: matvec, dot, attention and normalization kernels: AVX-512, AVX2 and scalar, chosen once as a table, plus naive twins. */
 #include "model/kernels.h"
 
 #include <math.h>
@@ -15,9 +15,7 @@
 #define KERNELS_X86 0
 #endif
 
-/* ------------------------------------------------------------------ dispatch */
-
-static atomic_int level_in_use = -1;
+/* ------------------------------------------------------------------ levels */
 
 kernel_level kernels_best_level(void)
 {
@@ -33,29 +31,11 @@ kernel_level kernels_best_level(void)
     return KERNEL_SCALAR;
 }
 
-kernel_level kernels_level(void)
-{
-    int l = atomic_load_explicit(&level_in_use, memory_order_relaxed);
-    if (l < 0) {
-        l = (int)kernels_best_level();
-        atomic_store_explicit(&level_in_use, l, memory_order_relaxed);
-    }
-    return (kernel_level)l;
-}
-
-void kernels_set_level(kernel_level level)
-{
-    kernel_level best = kernels_best_level();
-    atomic_store_explicit(&level_in_use, (int)(level < best ? level : best), memory_order_relaxed);
-}
-
 const char *kernels_level_name(kernel_level level)
 {
-    switch (level) {
-    case KERNEL_AVX512: return "avx512";
-    case KERNEL_AVX2:   return "avx2";
-    default:            return "scalar";
-    }
+    static const char *const names[] = { [KERNEL_SCALAR] = "scalar", [KERNEL_AVX2] = "avx2",
+                                         [KERNEL_AVX512] = "avx512" };
+    return (unsigned)level <= KERNEL_AVX512 ? names[level] : "scalar";
 }
 
 /* ------------------------------------------------------------------ half floats */
@@ -98,48 +78,13 @@ uint16_t f32_to_f16(float f)
     return sign | (uint16_t)h;
 }
 
-#if KERNELS_X86
-__attribute__((target("avx2,fma,f16c")))
-static void f16_row_avx2(float *out, const uint16_t *in, size_t n)
-{
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(in + i))));
-    for (; i < n; i++)
-        out[i] = f16_to_f32(in[i]);
-}
-#endif
+/* ------------------------------------------------------------------ scalar kernels */
 
-void f16_to_f32_row(float *out, const uint16_t *in, size_t n)
+static void f16_row_scalar(float *out, const uint16_t *in, size_t n)
 {
-#if KERNELS_X86
-    if (kernels_level() >= KERNEL_AVX2) {
-        f16_row_avx2(out, in, n);
-        return;
-    }
-#endif
     for (size_t i = 0; i < n; i++)
         out[i] = f16_to_f32(in[i]);
 }
-
-void matrix_row(float *out, const matrix *m, int r)
-{
-    if (m->type == GGML_TYPE_F16)
-        f16_to_f32_row(out, (const uint16_t *)m->data + (size_t)r * m->cols, (size_t)m->cols);
-    else
-        memcpy(out, (const float *)m->data + (size_t)r * m->cols, sizeof(float) * (size_t)m->cols);
-}
-
-void matrix_to_f32(float *out, const matrix *m)
-{
-    size_t n = (size_t)m->rows * (size_t)m->cols;
-    if (m->type == GGML_TYPE_F16)
-        f16_to_f32_row(out, m->data, n);
-    else
-        memcpy(out, m->data, sizeof(float) * n);
-}
-
-/* ------------------------------------------------------------------ dot products */
 
 static float dot_scalar(const float *a, const float *b, int n)
 {
@@ -169,7 +114,47 @@ static float dot_f16_scalar(const uint16_t *w, const float *x, int n)
     return s0 + s1;
 }
 
+static void axpy_scalar(float *y, float a, const float *x, int n)
+{
+    for (int i = 0; i < n; i++)
+        y[i] += a * x[i];
+}
+
+/* One loop of rows per instruction set, so the table is read once per
+ * matrix and the dot product is inlined. out[r - r0] = W[r] . x, rows LD
+ * elements apart. */
+#define MATVEC_LOOP(name, target, dotf, wtype)                                              \
+    target static void name(float *out, const wtype *w, size_t ld, const float *x, int cols, \
+                            int r0, int r1)                                                  \
+    {                                                                                        \
+        for (int r = r0; r < r1; r++)                                                        \
+            out[r - r0] = dotf(w + (size_t)r * ld, x, cols);                                 \
+    }
+
+MATVEC_LOOP(rows_f32_scalar, , dot_scalar, float)
+MATVEC_LOOP(rows_f16_scalar, , dot_f16_scalar, uint16_t)
+
+/* out (dh) = sum_j p[j] V[j] over N rows LD floats apart. */
+static void weighted_rows_scalar(float *out, const float *v, size_t ld, const float *p, int n, int dh)
+{
+    memset(out, 0, sizeof(float) * (size_t)dh);
+    for (int j = 0; j < n; j++)
+        for (int c = 0; c < dh; c++)
+            out[c] += p[j] * v[(size_t)j * ld + (size_t)c];
+}
+
+/* ------------------------------------------------------------------ x86 kernels */
+
 #if KERNELS_X86
+__attribute__((target("avx2,fma,f16c")))
+static void f16_row_avx2(float *out, const uint16_t *in, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(in + i))));
+    for (; i < n; i++)
+        out[i] = f16_to_f32(in[i]);
+}
 __attribute__((target("avx2,fma")))
 static float hsum256(__m256 v)
 {
@@ -274,97 +259,12 @@ static void axpy_avx2(float *y, float a, const float *x, int n)
     for (; i < n; i++)
         y[i] += a * x[i];
 }
-#endif
 
-float dot_f32(const float *a, const float *b, int n)
-{
-#if KERNELS_X86
-    switch (kernels_level()) {
-    case KERNEL_AVX512: return dot_avx512(a, b, n);
-    case KERNEL_AVX2:   return dot_avx2(a, b, n);
-    default: break;
-    }
-#endif
-    return dot_scalar(a, b, n);
-}
-
-void axpy_f32(float *y, float a, const float *x, int n)
-{
-#if KERNELS_X86
-    switch (kernels_level()) {
-    case KERNEL_AVX512: axpy_avx512(y, a, x, n); return;
-    case KERNEL_AVX2:   axpy_avx2(y, a, x, n); return;
-    default: break;
-    }
-#endif
-    for (int i = 0; i < n; i++)
-        y[i] += a * x[i];
-}
-
-/* ------------------------------------------------------------------ matvec */
-
-/* One loop per instruction set, so the dispatch happens once per call and
- * the dot product is inlined. out[r - r0] = W[r] . x */
-#define MATVEC_LOOP(name, target, dotf, wtype)                                              \
-    target static void name(float *out, const wtype *w, size_t ld, const float *x, int cols, \
-                            int r0, int r1)                                                  \
-    {                                                                                        \
-        for (int r = r0; r < r1; r++)                                                        \
-            out[r - r0] = dotf(w + (size_t)r * ld, x, cols);                                 \
-    }
-
-MATVEC_LOOP(rows_f32_scalar, , dot_scalar, float)
-MATVEC_LOOP(rows_f16_scalar, , dot_f16_scalar, uint16_t)
-#if KERNELS_X86
 MATVEC_LOOP(rows_f32_avx2, __attribute__((target("avx2,fma"))), dot_avx2, float)
 MATVEC_LOOP(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), dot_f16_avx2, uint16_t)
 MATVEC_LOOP(rows_f32_avx512, __attribute__((target("avx512f"))), dot_avx512, float)
 MATVEC_LOOP(rows_f16_avx512, __attribute__((target("avx512f"))), dot_f16_avx512, uint16_t)
-#endif
 
-/* out[j] = K[j] . q for N rows LD floats apart. */
-static void rows_f32(float *out, const float *k, size_t ld, const float *q, int cols, int n)
-{
-#if KERNELS_X86
-    switch (kernels_level()) {
-    case KERNEL_AVX512: rows_f32_avx512(out, k, ld, q, cols, 0, n); return;
-    case KERNEL_AVX2:   rows_f32_avx2(out, k, ld, q, cols, 0, n); return;
-    default: break;
-    }
-#endif
-    rows_f32_scalar(out, k, ld, q, cols, 0, n);
-}
-
-void matvec(float *out, const matrix *w, const float *x, int r0, int r1)
-{
-    size_t ld = (size_t)w->cols;
-    kernel_level lv = kernels_level();
-    if (w->type == GGML_TYPE_F16) {
-#if KERNELS_X86
-        if (lv == KERNEL_AVX512) { rows_f16_avx512(out, w->data, ld, x, w->cols, r0, r1); return; }
-        if (lv == KERNEL_AVX2)   { rows_f16_avx2(out, w->data, ld, x, w->cols, r0, r1); return; }
-#endif
-        rows_f16_scalar(out, w->data, ld, x, w->cols, r0, r1);
-    } else {
-#if KERNELS_X86
-        if (lv == KERNEL_AVX512) { rows_f32_avx512(out, w->data, ld, x, w->cols, r0, r1); return; }
-        if (lv == KERNEL_AVX2)   { rows_f32_avx2(out, w->data, ld, x, w->cols, r0, r1); return; }
-#endif
-        (void)lv;
-        rows_f32_scalar(out, w->data, ld, x, w->cols, r0, r1);
-    }
-}
-
-/* out (dh) = sum_j p[j] V[j] over N rows LD floats apart. */
-static void weighted_rows_scalar(float *out, const float *v, size_t ld, const float *p, int n, int dh)
-{
-    memset(out, 0, sizeof(float) * (size_t)dh);
-    for (int j = 0; j < n; j++)
-        for (int c = 0; c < dh; c++)
-            out[c] += p[j] * v[(size_t)j * ld + (size_t)c];
-}
-
-#if KERNELS_X86
 /* Accumulators stay in registers when dh <= 128 and a multiple of 16. */
 __attribute__((target("avx512f")))
 static void weighted_rows_avx512(float *out, const float *v, size_t ld, const float *p, int n, int dh)
@@ -413,16 +313,103 @@ static void weighted_rows_avx2(float *out, const float *v, size_t ld, const floa
 }
 #endif
 
-static void weighted_rows(float *out, const float *v, size_t ld, const float *p, int n, int dh)
-{
+/* ------------------------------------------------------------------ the table */
+
+/* The fast kernels of one instruction-set level. */
+typedef struct kernel_table {
+    kernel_level level;
+    void  (*f16_row)(float *out, const uint16_t *in, size_t n);
+    float (*dot)(const float *a, const float *b, int n);
+    void  (*axpy)(float *y, float a, const float *x, int n);
+    void  (*rows_f32)(float *out, const float *w, size_t ld, const float *x, int cols, int r0, int r1);
+    void  (*rows_f16)(float *out, const uint16_t *w, size_t ld, const float *x, int cols, int r0,
+                      int r1);
+    /* out (dh) = sum_j p[j] V[j] over N rows LD floats apart */
+    void  (*weighted_rows)(float *out, const float *v, size_t ld, const float *p, int n, int dh);
+} kernel_table;
+
+static const kernel_table kernel_tables[] = {
+    { KERNEL_SCALAR, f16_row_scalar, dot_scalar, axpy_scalar, rows_f32_scalar, rows_f16_scalar,
+      weighted_rows_scalar },
 #if KERNELS_X86
-    switch (kernels_level()) {
-    case KERNEL_AVX512: weighted_rows_avx512(out, v, ld, p, n, dh); return;
-    case KERNEL_AVX2:   weighted_rows_avx2(out, v, ld, p, n, dh); return;
-    default: break;
-    }
+    { KERNEL_AVX2, f16_row_avx2, dot_avx2, axpy_avx2, rows_f32_avx2, rows_f16_avx2,
+      weighted_rows_avx2 },
+    { KERNEL_AVX512, f16_row_avx2, dot_avx512, axpy_avx512, rows_f32_avx512, rows_f16_avx512,
+      weighted_rows_avx512 },
 #endif
-    weighted_rows_scalar(out, v, ld, p, n, dh);
+};
+
+/* The table in use: the best this CPU has, chosen once when the program
+ * starts (below); only kernels_set_level changes it.  Atomic so that pool
+ * workers read it without a race; each kernel call reads it once. */
+static _Atomic(const kernel_table *) kernels_in_use = &kernel_tables[KERNEL_SCALAR];
+
+static inline const kernel_table *kernels(void)
+{
+    return atomic_load_explicit(&kernels_in_use, memory_order_relaxed);
+}
+
+void kernels_set_level(kernel_level level)
+{
+    kernel_level best = kernels_best_level();
+    if ((unsigned)level > (unsigned)best)
+        level = best;
+    atomic_store_explicit(&kernels_in_use, &kernel_tables[level], memory_order_relaxed);
+}
+
+kernel_level kernels_level(void)
+{
+    return kernels()->level;
+}
+
+#if KERNELS_X86
+/* Start-up: before main, so no caller ever runs on a table not chosen yet. */
+__attribute__((constructor)) static void kernels_choose(void)
+{
+    kernels_set_level(kernels_best_level());
+}
+#endif
+
+/* ------------------------------------------------------------------ entry points */
+
+void f16_to_f32_row(float *out, const uint16_t *in, size_t n)
+{
+    kernels()->f16_row(out, in, n);
+}
+
+void matrix_row(float *out, const matrix *m, int r)
+{
+    if (m->type == GGML_TYPE_F16)
+        f16_to_f32_row(out, (const uint16_t *)m->data + (size_t)r * m->cols, (size_t)m->cols);
+    else
+        memcpy(out, (const float *)m->data + (size_t)r * m->cols, sizeof(float) * (size_t)m->cols);
+}
+
+void matrix_to_f32(float *out, const matrix *m)
+{
+    size_t n = (size_t)m->rows * (size_t)m->cols;
+    if (m->type == GGML_TYPE_F16)
+        f16_to_f32_row(out, m->data, n);
+    else
+        memcpy(out, m->data, sizeof(float) * n);
+}
+
+float dot_f32(const float *a, const float *b, int n)
+{
+    return kernels()->dot(a, b, n);
+}
+
+void axpy_f32(float *y, float a, const float *x, int n)
+{
+    kernels()->axpy(y, a, x, n);
+}
+
+void matvec(float *out, const matrix *w, const float *x, int r0, int r1)
+{
+    if (w->type == GGML_TYPE_F16)
+        kernels()->rows_f16(out, w->data, (size_t)w->cols, x, w->cols, r0, r1);
+    else
+        kernels()->rows_f32(out, w->data, (size_t)w->cols, x, w->cols, r0, r1);
 }
 
 void matvec_naive(float *out, const matrix *w, const float *x, int r0, int r1)
@@ -485,7 +472,8 @@ void attend_query(float *out, const float *q, const float *k, const float *v, in
 {
     int m = n_keys < er->rows ? n_keys : er->rows;
     matvec(rel, er, q, 0, m);                       /* rel[d] = q . E[d] */
-    rows_f32(scores, k, (size_t)ld, q, dh, n_keys); /* scores[j] = q . k_j */
+    const kernel_table *kt = kernels();
+    kt->rows_f32(scores, k, (size_t)ld, q, dh, 0, n_keys); /* scores[j] = q . k_j */
     /* distance d sits in row newest - d, wrapping past row 0 to the end */
     int wrap = m < newest + 1 ? m : newest + 1;
     for (int d = 0; d < wrap; d++)
@@ -495,7 +483,7 @@ void attend_query(float *out, const float *q, const float *k, const float *v, in
     for (int j = 0; j < n_keys; j++)
         scores[j] *= scale;
     softmax(scores, n_keys);
-    weighted_rows(out, v, (size_t)ld, scores, n_keys, dh);
+    kt->weighted_rows(out, v, (size_t)ld, scores, n_keys, dh);
 }
 
 void attend_query_naive(float *out, const float *q, const float *k, const float *v, int ld,

@@ -5,8 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Instruction set used by the fast kernels: chosen once at run time from
- * the CPU (__builtin_cpu_supports); tests may force a lower level. */
+/* Instruction set used by the fast kernels. Each level is a table of
+ * function pointers; the best one this CPU has (__builtin_cpu_supports) is
+ * chosen once, when the program starts, and every kernel call goes through
+ * the table with no test of the level. Tests may force a lower level. */
 typedef enum kernel_level {
     KERNEL_SCALAR = 0,      /* portable C */
     KERNEL_AVX2 = 1,        /* AVX2 + FMA + F16C */
@@ -15,7 +17,7 @@ typedef enum kernel_level {
 
 kernel_level kernels_best_level(void);       /* what this CPU supports */
 kernel_level kernels_level(void);            /* what is in use */
-void kernels_set_level(kernel_level level);  /* clamped to the best level */
+void kernels_set_level(kernel_level level);  /* clamped to the best level; not while kernels run */
 const char *kernels_level_name(kernel_level level);
 
 /* IEEE half <-> float (round to nearest even). */

@@ -232,6 +232,8 @@ static void test_pool(void)
 
 int main(void)
 {
+    /* the best level is in use from the start, before anyone sets one */
+    CHECK_INT(kernels_level(), kernels_best_level());
     test_half();
     for (int level = (int)kernels_best_level(); level >= 0; level--) {
         kernels_set_level((kernel_level)level);
