@@ -6,6 +6,15 @@
 #include "model/model.h"
 #include "util/log.h"
 
+/* Layer L's keys or values in CACHE: (n_heads, context, d_head), head-major,
+ * so one head's keys are contiguous for decode. */
+static float *layer_cache(float *cache, const model_config *c, int l)
+{
+    return cache + (size_t)l * c->context * c->d_model;
+}
+
+/* ------------------------------------------------------------------ prefill */
+
 /* C (n, rows of W) = A (n, cols of W) . W^T + beta C, all row-major; W is
  * one of s->pw's matrices (F32). */
 static void gemm_wt(int n, const float *A, const matrix *w, float beta, float *C)
@@ -14,110 +23,73 @@ static void gemm_wt(int n, const float *A, const matrix *w, float beta, float *C
                 w->data, w->cols, beta, C, w->rows);
 }
 
-/* ------------------------------------------------------------------ prefill */
-
-/* Row-parallel steps of the prefill, run on the pool. */
-enum prefill_step { P_LN1, P_LN2, P_UP_GELU, P_DOWN_BIAS, P_LN_FINAL, P_REL_SOFTMAX };
-
-typedef struct prefill_job {
+/* A row-parallel step of the prefill over rows 0..n-1, run on the pool. */
+typedef struct prefill_rows {
     model_state *s;
-    const layer_weights *L;
-    enum prefill_step step;
-    int n;              /* rows */
-    int m;              /* columns of R */
-    float scale;
-} prefill_job;
+    int n;                  /* rows */
+    const float *w, *b;     /* the norm's gain and bias, or (w NULL) the bias to add */
+    int m;                  /* relative softmax: columns of R */
+    float scale;            /* relative softmax: 1/sqrt(d_head) */
+} prefill_rows;
 
-static void prefill_rows(void *ctx, int i, int nt)
+/* XB = LayerNorm(X) row by row, gain w, bias b. */
+static void rows_norm(void *ctx, int i, int nt)
 {
-    prefill_job *j = ctx;
-    model_state *s = j->s;
-    const model_config *c = &s->m->cfg;
+    const prefill_rows *j = ctx;
+    const model_config *c = &j->s->m->cfg;
     int d = c->d_model, lo, hi;
-    if (j->step == P_REL_SOFTMAX) {
-        /* row r costs about r: cut at n*sqrt(i/nt) so the parts weigh the same */
-        lo = (int)(j->n * sqrt((double)i / nt));
-        hi = (int)(j->n * sqrt((double)(i + 1) / nt));
-        if (i + 1 == nt)
-            hi = j->n;
-        rel_softmax_rows(s->S, s->R, j->n, j->m, j->scale, lo, hi);
-        return;
-    }
+    pool_split(j->n, i, nt, 1, &lo, &hi);
+    for (int r = lo; r < hi; r++)
+        layernorm(j->s->XB + (size_t)r * d, j->s->X + (size_t)r * d, j->w, j->b, d, c->ln_eps);
+}
+
+/* H = gelu(H + b) row by row. */
+static void rows_bias_gelu(void *ctx, int i, int nt)
+{
+    const prefill_rows *j = ctx;
+    int f = j->s->m->cfg.d_ff, lo, hi;
     pool_split(j->n, i, nt, 1, &lo, &hi);
     for (int r = lo; r < hi; r++) {
-        float *x = s->X + (size_t)r * d, *xb = s->XB + (size_t)r * d;
-        switch (j->step) {
-        case P_LN1:
-            layernorm(xb, x, j->L->attn_norm_w, j->L->attn_norm_b, d, c->ln_eps);
-            break;
-        case P_LN2:
-            layernorm(xb, x, j->L->ffn_norm_w, j->L->ffn_norm_b, d, c->ln_eps);
-            break;
-        case P_UP_GELU: {
-            float *h = s->H + (size_t)r * c->d_ff;
-            for (int k = 0; k < c->d_ff; k++)
-                h[k] += j->L->b_up[k];
-            gelu(h, c->d_ff);
-            break;
-        }
-        case P_DOWN_BIAS:
-            for (int k = 0; k < d; k++)
-                x[k] += j->L->b_down[k];
-            break;
-        case P_LN_FINAL:
-            layernorm(xb, x, s->m->w.out_norm_w, s->m->w.out_norm_b, d, c->ln_eps);
-            break;
-        default:
-            break;
-        }
+        float *h = j->s->H + (size_t)r * f;
+        for (int k = 0; k < f; k++)
+            h[k] += j->b[k];
+        gelu(h, f);
     }
 }
 
-static void run_rows(model_state *s, const layer_weights *L, enum prefill_step step, int n)
+/* X += b row by row. */
+static void rows_add_bias(void *ctx, int i, int nt)
 {
-    prefill_job j = { s, L, step, n, 0, 0 };
-    pool_run(s->pool, prefill_rows, &j);
-}
-
-/* Rows of queries per block of the prefill's attention: a block attends only
- * to the keys up to its last row, so the score matrix is computed (and
- * multiplied by V) about half: n^2/2 + n*PREFILL_BLOCK/2 entries, not n^2. */
-#define PREFILL_BLOCK 64
-
-/* Relative self-attention of all N rows, head by head, into s->ATT. */
-static void prefill_attention(model_state *s, int l, const layer_weights *L, int n)
-{
-    const model_config *c = &s->m->cfg;
-    int d = c->d_model, dh = c->d_head, M = c->max_rel;
-    int m = n < M ? n : M;
-    const float *kc = s->k_cache + (size_t)l * c->context * d;
-    const float *vc = s->v_cache + (size_t)l * c->context * d;
-    const float *E = L->er.data;               /* (n_heads, max_rel, dh), F32 */
-    prefill_job j = { s, L, P_REL_SOFTMAX, n, m, 1.0f / sqrtf((float)dh) };
-    for (int h = 0; h < c->n_heads; h++) {
-        const float *qh = s->Q + h * dh;
-        const float *kh = kc + (size_t)h * c->context * dh, *vh = vc + (size_t)h * c->context * dh;
-        /* rows [r0, r1): S = Q_h K_h^T over keys 0..r1-1, R = Q_h E_h^T over
-         * distances 0..min(r1, m)-1 (R[i][dist]); what lies right of that is
-         * never read: rel_softmax_rows masks j > i */
-        for (int r0 = 0; r0 < n; r0 += PREFILL_BLOCK) {
-            int r1 = r0 + PREFILL_BLOCK < n ? r0 + PREFILL_BLOCK : n, mr = r1 < m ? r1 : m;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, dh, 1.0f,
-                        qh + (size_t)r0 * d, d, kh, dh, 0.0f, s->S + (size_t)r0 * n, n);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, mr, dh, 1.0f,
-                        qh + (size_t)r0 * d, d, E + (size_t)h * M * dh, dh, 0.0f, s->R + (size_t)r0 * m, m);
-        }
-        pool_run(s->pool, prefill_rows, &j);   /* skew R into S, scale, mask, softmax */
-        for (int r0 = 0; r0 < n; r0 += PREFILL_BLOCK) {
-            int r1 = r0 + PREFILL_BLOCK < n ? r0 + PREFILL_BLOCK : n;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, dh, r1, 1.0f,
-                        s->S + (size_t)r0 * n, n, vh, dh, 0.0f, s->ATT + (size_t)r0 * d + h * dh, d);
-        }
+    const prefill_rows *j = ctx;
+    int d = j->s->m->cfg.d_model, lo, hi;
+    pool_split(j->n, i, nt, 1, &lo, &hi);
+    for (int r = lo; r < hi; r++) {
+        float *x = j->s->X + (size_t)r * d;
+        for (int k = 0; k < d; k++)
+            x[k] += j->b[k];
     }
 }
 
-/* The cache is head-major, (n_heads, context, d_head) per layer, so one head's
- * keys are contiguous for decode: copies rows (n, d_model) of SRC into it. */
+/* S = softmax(causal mask((S + skew(R)) * scale)) row by row, for one head. */
+static void rows_rel_softmax(void *ctx, int i, int nt)
+{
+    const prefill_rows *j = ctx;
+    /* row r costs about r: cut at n*sqrt(i/nt) so the parts weigh the same */
+    int lo = (int)(j->n * sqrt((double)i / nt)), hi = (int)(j->n * sqrt((double)(i + 1) / nt));
+    if (i + 1 == nt)
+        hi = j->n;
+    rel_softmax_rows(j->s->S, j->s->R, j->n, j->m, j->scale, lo, hi);
+}
+
+/* XB = LayerNorm(X) with gain W and bias B, for N rows. */
+static void prefill_norm(model_state *s, int n, const float *w, const float *b)
+{
+    prefill_rows j = { .s = s, .n = n, .w = w, .b = b };
+    pool_run(s->pool, rows_norm, &j);
+}
+
+/* The cache is head-major, (n_heads, context, d_head) per layer: copies rows
+ * (n, d_model) of SRC into it. */
 static void scatter_heads(float *cache, const float *src, int n, const model_config *c)
 {
     int dh = c->d_head;
@@ -127,11 +99,99 @@ static void scatter_heads(float *cache, const float *src, int n, const model_con
                    sizeof(float) * (size_t)dh);
 }
 
-int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
+/* Q = XB Wq^T; K = XB Wk^T and V = XB Wv^T into layer L's cache, slots 0..n-1. */
+static void prefill_qkv(model_state *s, int l, const layer_weights *L, int n)
+{
+    const model_config *c = &s->m->cfg;
+    gemm_wt(n, s->XB, &L->wq, 0.0f, s->Q);
+    gemm_wt(n, s->XB, &L->wk, 0.0f, s->ATT);            /* ATT: scratch until attention */
+    scatter_heads(layer_cache(s->k_cache, c, l), s->ATT, n, c);
+    gemm_wt(n, s->XB, &L->wv, 0.0f, s->ATT);
+    scatter_heads(layer_cache(s->v_cache, c, l), s->ATT, n, c);
+}
+
+/* Rows of queries per block of the prefill's attention: a block attends only
+ * to the keys up to its last row, so the score matrix is computed (and
+ * multiplied by V) about half: n^2/2 + n*PREFILL_BLOCK/2 entries, not n^2. */
+#define PREFILL_BLOCK 64
+
+/* One head's scores, block by block: for rows [r0, r1), S = Q_h K_h^T over
+ * keys 0..r1-1 and R = Q_h E_h^T over distances 0..min(r1, m)-1 (R[i][dist]);
+ * what lies right of that is never read: rel_softmax_rows masks j > i. */
+static void head_scores(model_state *s, const float *qh, const float *kh, const float *eh, int n,
+                        int m)
+{
+    int d = s->m->cfg.d_model, dh = s->m->cfg.d_head;
+    for (int r0 = 0; r0 < n; r0 += PREFILL_BLOCK) {
+        int r1 = r0 + PREFILL_BLOCK < n ? r0 + PREFILL_BLOCK : n, mr = r1 < m ? r1 : m;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, dh, 1.0f,
+                    qh + (size_t)r0 * d, d, kh, dh, 0.0f, s->S + (size_t)r0 * n, n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, mr, dh, 1.0f,
+                    qh + (size_t)r0 * d, d, eh, dh, 0.0f, s->R + (size_t)r0 * m, m);
+    }
+}
+
+/* One head's output OUT (n rows, d_model apart) = S V_h, block by block. */
+static void head_values(model_state *s, const float *vh, float *out, int n)
+{
+    int d = s->m->cfg.d_model, dh = s->m->cfg.d_head;
+    for (int r0 = 0; r0 < n; r0 += PREFILL_BLOCK) {
+        int r1 = r0 + PREFILL_BLOCK < n ? r0 + PREFILL_BLOCK : n;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, dh, r1, 1.0f,
+                    s->S + (size_t)r0 * n, n, vh, dh, 0.0f, out + (size_t)r0 * d, d);
+    }
+}
+
+/* ATT = relative causal self-attention of all n rows, head by head:
+ * ATT_h = softmax(mask((Q_h K_h^T + skew(Q_h E_h^T)) / sqrt(d_head))) V_h. */
+static void prefill_attention(model_state *s, int l, const layer_weights *L, int n)
+{
+    const model_config *c = &s->m->cfg;
+    int dh = c->d_head, M = c->max_rel;
+    const float *kc = layer_cache(s->k_cache, c, l), *vc = layer_cache(s->v_cache, c, l);
+    const float *E = L->er.data;               /* (n_heads, max_rel, dh), F32 */
+    prefill_rows j = { .s = s, .n = n, .m = n < M ? n : M, .scale = 1.0f / sqrtf((float)dh) };
+    for (int h = 0; h < c->n_heads; h++) {
+        size_t at = (size_t)h * c->context * dh;
+        head_scores(s, s->Q + h * dh, kc + at, E + (size_t)h * M * dh, n, j.m);
+        pool_run(s->pool, rows_rel_softmax, &j);
+        head_values(s, vc + at, s->ATT + h * dh, n);
+    }
+}
+
+/* H = gelu(H + b_up); then, after the down projection, X += b_down. */
+static void prefill_bias_gelu(model_state *s, const float *b, int n)
+{
+    prefill_rows j = { .s = s, .n = n, .b = b };
+    pool_run(s->pool, rows_bias_gelu, &j);
+}
+
+static void prefill_add_bias(model_state *s, const float *b, int n)
+{
+    prefill_rows j = { .s = s, .n = n, .b = b };
+    pool_run(s->pool, rows_add_bias, &j);
+}
+
+/* The logits after the last layer: all N rows into ALL_LOGITS (and the last
+ * row into s->logits), or, when ALL_LOGITS is NULL, the last row alone. */
+static void prefill_logits(model_state *s, int n, float *all_logits)
 {
     const model *m = s->m;
     const model_config *c = &m->cfg;
     int d = c->d_model;
+    if (all_logits) {
+        prefill_norm(s, n, m->w.out_norm_w, m->w.out_norm_b);
+        gemm_wt(n, s->XB, &s->pw.token_embd, 0.0f, all_logits);
+        memcpy(s->logits, all_logits + (size_t)(n - 1) * c->vocab_size, sizeof(float) * (size_t)c->vocab_size);
+    } else {
+        layernorm(s->xb, s->X + (size_t)(n - 1) * d, m->w.out_norm_w, m->w.out_norm_b, d, c->ln_eps);
+        matvec(s->logits, &m->w.token_embd, s->xb, 0, c->vocab_size);
+    }
+}
+
+/* 0 when N events fit the window and every id is in the vocabulary; else logs and -1. */
+static int check_prefill(const model_config *c, const int *tokens, int n)
+{
     if (n < 1 || n > c->context) {
         log_error("model: prefill of %d events, the model's window holds 1..%d", n, c->context);
         return -1;
@@ -142,35 +202,32 @@ int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
                       c->vocab_size - 1);
             return -1;
         }
+    return 0;
+}
+
+int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
+{
+    const model *m = s->m;
+    const model_config *c = &m->cfg;
+    int d = c->d_model;
+    if (check_prefill(c, tokens, n) != 0)
+        return -1;
     memmove(s->tokens, tokens, sizeof(int) * (size_t)n);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++)                               /* X = the events' embeddings */
         matrix_row(s->X + (size_t)i * d, &m->w.token_embd, s->tokens[i]);
     for (int l = 0; l < c->n_layers; l++) {
         const layer_weights *L = &s->pw.layers[l];
-        float *kc = s->k_cache + (size_t)l * c->context * d;
-        float *vc = s->v_cache + (size_t)l * c->context * d;
-        run_rows(s, L, P_LN1, n);
-        gemm_wt(n, s->XB, &L->wq, 0.0f, s->Q);
-        gemm_wt(n, s->XB, &L->wk, 0.0f, s->ATT);            /* ATT: scratch until attention */
-        scatter_heads(kc, s->ATT, n, c);
-        gemm_wt(n, s->XB, &L->wv, 0.0f, s->ATT);
-        scatter_heads(vc, s->ATT, n, c);
-        prefill_attention(s, l, L, n);
-        gemm_wt(n, s->ATT, &L->wo, 1.0f, s->X);             /* X += ATT Wo^T */
-        run_rows(s, L, P_LN2, n);
-        gemm_wt(n, s->XB, &L->w_up, 0.0f, s->H);
-        run_rows(s, L, P_UP_GELU, n);
-        gemm_wt(n, s->H, &L->w_down, 1.0f, s->X);           /* X += H W2^T */
-        run_rows(s, L, P_DOWN_BIAS, n);
+        prefill_norm(s, n, L->attn_norm_w, L->attn_norm_b);   /* XB = LN1(X) */
+        prefill_qkv(s, l, L, n);                              /* Q, K, V = XB Wq^T, XB Wk^T, XB Wv^T */
+        prefill_attention(s, l, L, n);                        /* ATT = relative causal attention */
+        gemm_wt(n, s->ATT, &L->wo, 1.0f, s->X);               /* X += ATT Wo^T */
+        prefill_norm(s, n, L->ffn_norm_w, L->ffn_norm_b);     /* XB = LN2(X) */
+        gemm_wt(n, s->XB, &L->w_up, 0.0f, s->H);              /* H = XB W1^T */
+        prefill_bias_gelu(s, L->b_up, n);                     /* H = gelu(H + b1) */
+        gemm_wt(n, s->H, &L->w_down, 1.0f, s->X);             /* X += H W2^T */
+        prefill_add_bias(s, L->b_down, n);                    /* X += b2 */
     }
-    if (all_logits) {
-        run_rows(s, NULL, P_LN_FINAL, n);
-        gemm_wt(n, s->XB, &s->pw.token_embd, 0.0f, all_logits);
-        memcpy(s->logits, all_logits + (size_t)(n - 1) * c->vocab_size, sizeof(float) * (size_t)c->vocab_size);
-    } else {
-        layernorm(s->xb, s->X + (size_t)(n - 1) * d, m->w.out_norm_w, m->w.out_norm_b, d, c->ln_eps);
-        matvec(s->logits, &m->w.token_embd, s->xb, 0, c->vocab_size);
-    }
+    prefill_logits(s, n, all_logits);                         /* logits = LN_f(X) E^T */
     s->n = n;
     s->pos = n;
     return 0;
@@ -178,76 +235,99 @@ int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
 
 /* ------------------------------------------------------------------ decode */
 
-/* Parallel steps of one decode step. */
-enum decode_step { D_QKV, D_ATTN, D_WO, D_UP, D_DOWN, D_LOGITS };
-
-typedef struct decode_job {
+/* One layer of one decode step, handed to the pool: each step below splits
+ * its matrix's rows (or the heads) among the pool's threads. */
+typedef struct decode_layer {
     model_state *s;
-    const layer_weights *L;
-    enum decode_step step;
-    int l;              /* layer */
-    int p;              /* slot of the new event in the cache */
-    int n_keys;         /* events in the cache, the new one included */
-} decode_job;
+    const layer_weights *L;     /* NULL for the logits */
+    float *kc, *vc;             /* this layer's cache, (n_heads, context, d_head) */
+    int p;                      /* slot of the new event in the cache */
+    int n_keys;                 /* events in the cache, the new one included */
+} decode_layer;
 
-static void decode_part(void *ctx, int i, int nt)
+/* q = Wq xb; k = Wk xb and v = Wv xb into the cache at slot p. */
+static void decode_qkv(void *ctx, int i, int nt)
 {
-    decode_job *j = ctx;
+    const decode_layer *j = ctx;
+    model_state *s = j->s;
+    const model_config *c = &s->m->cfg;
+    int dh = c->d_head, lo, hi;
+    pool_split(c->d_model, i, nt, 16, &lo, &hi);
+    matvec(s->q + lo, &j->L->wq, s->xb, lo, hi);
+    for (int a = lo; a < hi;) {            /* rows of one head at a time: head-major cache */
+        int h = a / dh, b = (h + 1) * dh < hi ? (h + 1) * dh : hi;
+        size_t at = ((size_t)h * c->context + (size_t)j->p) * dh + (size_t)(a - h * dh);
+        matvec(j->kc + at, &j->L->wk, s->xb, a, b);
+        matvec(j->vc + at, &j->L->wv, s->xb, a, b);
+        a = b;
+    }
+}
+
+/* att_h = softmax((q_h K_h^T + q_h E_h^T skewed to the ring) / sqrt(d_head)) V_h,
+ * head by head, over the n_keys cached events (attend_query). */
+static void decode_attention(void *ctx, int i, int nt)
+{
+    const decode_layer *j = ctx;
     model_state *s = j->s;
     const model_config *c = &s->m->cfg;
     const layer_weights *L = j->L;
-    int d = c->d_model, lo, hi;
-    float *kc = s->k_cache + (size_t)j->l * c->context * d;
-    float *vc = s->v_cache + (size_t)j->l * c->context * d;
-    switch (j->step) {
-    case D_QKV:
-        pool_split(d, i, nt, 16, &lo, &hi);
-        matvec(s->q + lo, &L->wq, s->xb, lo, hi);
-        for (int a = lo; a < hi;) {            /* rows of one head at a time: head-major cache */
-            int h = a / c->d_head, b = (h + 1) * c->d_head < hi ? (h + 1) * c->d_head : hi;
-            size_t at = ((size_t)h * c->context + (size_t)j->p) * c->d_head + (size_t)(a - h * c->d_head);
-            matvec(kc + at, &L->wk, s->xb, a, b);
-            matvec(vc + at, &L->wv, s->xb, a, b);
-            a = b;
-        }
-        break;
-    case D_ATTN: {
-        int dh = c->d_head, M = c->max_rel;
-        size_t esize = L->er.type == GGML_TYPE_F16 ? 2 : 4;
-        float scale = 1.0f / sqrtf((float)dh);
-        pool_split(c->n_heads, i, nt, 1, &lo, &hi);
-        for (int h = lo; h < hi; h++) {
-            matrix er = { (const char *)L->er.data + (size_t)h * M * dh * esize, L->er.type, M, dh };
-            attend_query(s->att + h * dh, s->q + h * dh, kc + (size_t)h * c->context * dh,
-                         vc + (size_t)h * c->context * dh, dh, j->n_keys, j->p, &er, dh,
-                         scale, s->scores + (size_t)h * c->context, s->rel + (size_t)h * M);
-        }
-        break;
+    int dh = c->d_head, M = c->max_rel, lo, hi;
+    size_t esize = L->er.type == GGML_TYPE_F16 ? 2 : 4;
+    float scale = 1.0f / sqrtf((float)dh);
+    pool_split(c->n_heads, i, nt, 1, &lo, &hi);
+    for (int h = lo; h < hi; h++) {
+        matrix er = { (const char *)L->er.data + (size_t)h * M * dh * esize, L->er.type, M, dh };
+        size_t at = (size_t)h * c->context * dh;
+        attend_query(s->att + h * dh, s->q + h * dh, j->kc + at, j->vc + at, dh, j->n_keys, j->p,
+                     &er, dh, scale, s->scores + (size_t)h * c->context, s->rel + (size_t)h * M);
     }
-    case D_WO:
-        pool_split(d, i, nt, 16, &lo, &hi);
-        matvec(s->xb + lo, &L->wo, s->att, lo, hi);
-        for (int r = lo; r < hi; r++)
-            s->x[r] += s->xb[r];
-        break;
-    case D_UP:
-        pool_split(c->d_ff, i, nt, 16, &lo, &hi);
-        matvec(s->hb + lo, &L->w_up, s->xb, lo, hi);
-        for (int r = lo; r < hi; r++)
-            s->hb[r] += L->b_up[r];
-        gelu(s->hb + lo, hi - lo);
-        break;
-    case D_DOWN:
-        pool_split(d, i, nt, 16, &lo, &hi);
-        matvec(s->q + lo, &L->w_down, s->hb, lo, hi);
-        for (int r = lo; r < hi; r++)
-            s->x[r] += s->q[r] + L->b_down[r];
-        break;
-    case D_LOGITS:
-        pool_split(c->vocab_size, i, nt, 16, &lo, &hi);
-        matvec(s->logits + lo, &s->m->w.token_embd, s->xb, lo, hi);
-        break;
-    }
+}
+
+/* x += Wo att: the output projection and the residual. */
+static void decode_out_residual(void *ctx, int i, int nt)
+{
+    const decode_layer *j = ctx;
+    model_state *s = j->s;
+    int lo, hi;
+    pool_split(s->m->cfg.d_model, i, nt, 16, &lo, &hi);
+    matvec(s->xb + lo, &j->L->wo, s->att, lo, hi);
+    for (int r = lo; r < hi; r++)
+        s->x[r] += s->xb[r];
+}
+
+/* hb = gelu(W1 xb + b1). */
+static void decode_ffn_up(void *ctx, int i, int nt)
+{
+    const decode_layer *j = ctx;
+    model_state *s = j->s;
+    int lo, hi;
+    pool_split(s->m->cfg.d_ff, i, nt, 16, &lo, &hi);
+    matvec(s->hb + lo, &j->L->w_up, s->xb, lo, hi);
+    for (int r = lo; r < hi; r++)
+        s->hb[r] += j->L->b_up[r];
+    gelu(s->hb + lo, hi - lo);
+}
+
+/* x += W2 hb + b2: the down projection and the residual (q is scratch). */
+static void decode_ffn_down_residual(void *ctx, int i, int nt)
+{
+    const decode_layer *j = ctx;
+    model_state *s = j->s;
+    int lo, hi;
+    pool_split(s->m->cfg.d_model, i, nt, 16, &lo, &hi);
+    matvec(s->q + lo, &j->L->w_down, s->hb, lo, hi);
+    for (int r = lo; r < hi; r++)
+        s->x[r] += s->q[r] + j->L->b_down[r];
+}
+
+/* logits = E xb (the output projection is the embedding, tied). */
+static void decode_logits(void *ctx, int i, int nt)
+{
+    const decode_layer *j = ctx;
+    model_state *s = j->s;
+    int lo, hi;
+    pool_split(s->m->cfg.vocab_size, i, nt, 16, &lo, &hi);
+    matvec(s->logits + lo, &s->m->w.token_embd, s->xb, lo, hi);
 }
 
 int model_slide(model_state *s)
@@ -262,6 +342,19 @@ int model_slide(model_state *s)
     return 0;
 }
 
+/* The cache slot of the next event: in stream memory the ring's next slot
+ * (once full, the oldest event's); in window memory the next free one, after
+ * sliding a full window. -1 if the slide fails. */
+static int decode_slot(model_state *s)
+{
+    const model_config *c = &s->m->cfg;
+    if (s->memory == MODEL_MEMORY_STREAM)
+        return (int)(s->pos % c->context);
+    if (s->n >= c->context && model_slide(s) != 0)
+        return -1;
+    return s->n;
+}
+
 const float *model_decode(model_state *s, int token)
 {
     const model *m = s->m;
@@ -269,38 +362,27 @@ const float *model_decode(model_state *s, int token)
     int d = c->d_model;
     if (token < 0 || token >= c->vocab_size)
         token = 0;          /* callers pass sampled ids; never index out of the table */
-    int p;
-    if (s->memory == MODEL_MEMORY_STREAM) {
-        p = (int)(s->pos % c->context);     /* full: the oldest event's slot */
-    } else {
-        if (s->n >= c->context && model_slide(s) != 0)
-            return NULL;
-        p = s->n;
-    }
+    int p = decode_slot(s);
+    if (p < 0)
+        return NULL;
     int n_keys = s->n < c->context ? s->n + 1 : c->context;
     s->tokens[p] = token;
-    matrix_row(s->x, &m->w.token_embd, token);
-    decode_job j = { s, NULL, D_QKV, 0, p, n_keys };
+    matrix_row(s->x, &m->w.token_embd, token);                      /* x = the event's embedding */
+    decode_layer j = { .s = s, .p = p, .n_keys = n_keys };
     for (int l = 0; l < c->n_layers; l++) {
-        const layer_weights *L = &m->w.layers[l];
-        j.L = L;
-        j.l = l;
-        layernorm(s->xb, s->x, L->attn_norm_w, L->attn_norm_b, d, c->ln_eps);
-        j.step = D_QKV;
-        pool_run(s->pool, decode_part, &j);
-        j.step = D_ATTN;
-        pool_run(s->pool, decode_part, &j);
-        j.step = D_WO;
-        pool_run(s->pool, decode_part, &j);
-        layernorm(s->xb, s->x, L->ffn_norm_w, L->ffn_norm_b, d, c->ln_eps);
-        j.step = D_UP;
-        pool_run(s->pool, decode_part, &j);
-        j.step = D_DOWN;
-        pool_run(s->pool, decode_part, &j);
+        const layer_weights *L = j.L = &m->w.layers[l];
+        j.kc = layer_cache(s->k_cache, c, l);
+        j.vc = layer_cache(s->v_cache, c, l);
+        layernorm(s->xb, s->x, L->attn_norm_w, L->attn_norm_b, d, c->ln_eps);   /* xb = LN1(x) */
+        pool_run(s->pool, decode_qkv, &j);              /* q, k[p], v[p] = Wq xb, Wk xb, Wv xb */
+        pool_run(s->pool, decode_attention, &j);        /* att = relative attention over the cache */
+        pool_run(s->pool, decode_out_residual, &j);     /* x += Wo att */
+        layernorm(s->xb, s->x, L->ffn_norm_w, L->ffn_norm_b, d, c->ln_eps);     /* xb = LN2(x) */
+        pool_run(s->pool, decode_ffn_up, &j);           /* hb = gelu(W1 xb + b1) */
+        pool_run(s->pool, decode_ffn_down_residual, &j);    /* x += W2 hb + b2 */
     }
-    layernorm(s->xb, s->x, m->w.out_norm_w, m->w.out_norm_b, d, c->ln_eps);
-    j.step = D_LOGITS;
-    pool_run(s->pool, decode_part, &j);
+    layernorm(s->xb, s->x, m->w.out_norm_w, m->w.out_norm_b, d, c->ln_eps);     /* xb = LN_f(x) */
+    pool_run(s->pool, decode_logits, &j);               /* logits = E xb */
     s->n = n_keys;
     s->pos++;
     return s->logits;
