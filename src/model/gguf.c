@@ -279,6 +279,102 @@ static int map_file(gguf_file *f, const char *path)
     return 0;
 }
 
+/* Magic, version and the two counts; allocates the tables. */
+static int read_header(gguf_file *f, cursor *c)
+{
+    if (memcmp(f->map, "GGUF", 4) != 0) {
+        gerr(f, "%s: byte 0: bad magic \"%.4s\", expected \"GGUF\": not a model file", f->path,
+                  (const char *)f->map);
+        return -1;
+    }
+    if (rd_u32(c, &f->version, "the version"))
+        return -1;
+    if (f->version != 3) {
+        gerr(f, "%s: byte 4: GGUF version %u, this engine reads version 3", f->path, f->version);
+        return -1;
+    }
+    if (rd_u64(c, &f->n_tensors, "the tensor count") || rd_u64(c, &f->n_kvs, "the metadata count"))
+        return -1;
+    if (f->n_tensors > GGUF_MAX_TENSORS || f->n_kvs > GGUF_MAX_KVS) {
+        gerr(f, "%s: byte 8: %" PRIu64 " tensors and %" PRIu64 " metadata entries (limit %u each): corrupt",
+                  f->path, f->n_tensors, f->n_kvs, GGUF_MAX_TENSORS);
+        return -1;
+    }
+    f->kvs = calloc(f->n_kvs ? f->n_kvs : 1, sizeof *f->kvs);
+    f->tensors = calloc(f->n_tensors ? f->n_tensors : 1, sizeof *f->tensors);
+    if (!f->kvs || !f->tensors) {
+        log_error("%s: out of memory", f->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The metadata: every key once; general.alignment, when present, sets f->alignment. */
+static int read_kvs(gguf_file *f, cursor *c)
+{
+    f->alignment = 32;
+    for (uint64_t k = 0; k < f->n_kvs; k++) {
+        if (read_kv(c, &f->kvs[k]))
+            return -1;
+        for (uint64_t j = 0; j < k; j++)
+            if (strcmp(f->kvs[j].key, f->kvs[k].key) == 0) {
+                gerr(f, "%s: byte %" PRIu64 ": metadata key '%s' appears twice: corrupt",
+                          f->path, f->kvs[k].file_offset, f->kvs[k].key);
+                return -1;
+            }
+        if (strcmp(f->kvs[k].key, "general.alignment") == 0) {
+            const gguf_kv *kv = &f->kvs[k];
+            if (kv->type != GGUF_TYPE_UINT32 || kv->u == 0 || kv->u > 4096 || (kv->u & (kv->u - 1))) {
+                gerr(f, "%s: byte %" PRIu64 ": general.alignment must be a UINT32 power of two <= 4096",
+                          f->path, kv->file_offset);
+                return -1;
+            }
+            f->alignment = kv->u;
+        }
+    }
+    return 0;
+}
+
+/* The tensor table: every name once. */
+static int read_tensor_infos(gguf_file *f, cursor *c)
+{
+    for (uint64_t k = 0; k < f->n_tensors; k++) {
+        if (read_tensor_info(c, &f->tensors[k]))
+            return -1;
+        for (uint64_t j = 0; j < k; j++)
+            if (strcmp(f->tensors[j].name, f->tensors[k].name) == 0) {
+                gerr(f, "%s: byte %" PRIu64 ": tensor '%s' appears twice: corrupt",
+                          f->path, f->tensors[k].info_offset, f->tensors[k].name);
+                return -1;
+            }
+    }
+    return 0;
+}
+
+/* Each tensor's data: aligned, inside the file, after the header that ends
+ * at END; points t->data into the mapping. */
+static int place_tensors(gguf_file *f, uint64_t end)
+{
+    f->data_start = (end + f->alignment - 1) / f->alignment * f->alignment;
+    for (uint64_t k = 0; k < f->n_tensors; k++) {
+        gguf_tensor *t = &f->tensors[k];
+        uint64_t rel = t->file_offset;
+        if (rel % f->alignment) {
+            gerr(f, "%s: byte %" PRIu64 ": tensor '%s' data offset %" PRIu64 " is not a multiple of the alignment %" PRIu64,
+                      f->path, t->info_offset, t->name, rel, f->alignment);
+            return -1;
+        }
+        if (rel > f->size || f->data_start > f->size - rel || t->size > f->size - f->data_start - rel) {
+            gerr(f, "%s: byte %" PRIu64 ": tensor '%s' data [%" PRIu64 ", +%" PRIu64 ") lies past the end of the file (%zu bytes): truncated or corrupt",
+                      f->path, t->info_offset, t->name, f->data_start + rel, t->size, f->size);
+            return -1;
+        }
+        t->file_offset = f->data_start + rel;
+        t->data = f->map + t->file_offset;
+    }
+    return 0;
+}
+
 int gguf_open(gguf_file *f, const char *path, const char *hint)
 {
     memset(f, 0, sizeof *f);
@@ -288,80 +384,10 @@ int gguf_open(gguf_file *f, const char *path, const char *hint)
         log_error("%s: out of memory", path);
         return -1;
     }
-    if (map_file(f, path))
-        goto fail;
-    if (memcmp(f->map, "GGUF", 4) != 0) {
-        gerr(f, "%s: byte 0: bad magic \"%.4s\", expected \"GGUF\": not a model file", path,
-                  (const char *)f->map);
-        goto fail;
-    }
     cursor c = { f, 4 };
-    if (rd_u32(&c, &f->version, "the version"))
+    if (map_file(f, path) || read_header(f, &c) || read_kvs(f, &c) || read_tensor_infos(f, &c)
+        || place_tensors(f, c.pos))
         goto fail;
-    if (f->version != 3) {
-        gerr(f, "%s: byte 4: GGUF version %u, this engine reads version 3", path, f->version);
-        goto fail;
-    }
-    if (rd_u64(&c, &f->n_tensors, "the tensor count") || rd_u64(&c, &f->n_kvs, "the metadata count"))
-        goto fail;
-    if (f->n_tensors > GGUF_MAX_TENSORS || f->n_kvs > GGUF_MAX_KVS) {
-        gerr(f, "%s: byte 8: %" PRIu64 " tensors and %" PRIu64 " metadata entries (limit %u each): corrupt",
-                  path, f->n_tensors, f->n_kvs, GGUF_MAX_TENSORS);
-        goto fail;
-    }
-    f->kvs = calloc(f->n_kvs ? f->n_kvs : 1, sizeof *f->kvs);
-    f->tensors = calloc(f->n_tensors ? f->n_tensors : 1, sizeof *f->tensors);
-    if (!f->kvs || !f->tensors) {
-        log_error("%s: out of memory", path);
-        goto fail;
-    }
-    f->alignment = 32;
-    for (uint64_t k = 0; k < f->n_kvs; k++) {
-        if (read_kv(&c, &f->kvs[k]))
-            goto fail;
-        for (uint64_t j = 0; j < k; j++)
-            if (strcmp(f->kvs[j].key, f->kvs[k].key) == 0) {
-                gerr(f, "%s: byte %" PRIu64 ": metadata key '%s' appears twice: corrupt",
-                          path, f->kvs[k].file_offset, f->kvs[k].key);
-                goto fail;
-            }
-        if (strcmp(f->kvs[k].key, "general.alignment") == 0) {
-            const gguf_kv *kv = &f->kvs[k];
-            if (kv->type != GGUF_TYPE_UINT32 || kv->u == 0 || kv->u > 4096 || (kv->u & (kv->u - 1))) {
-                gerr(f, "%s: byte %" PRIu64 ": general.alignment must be a UINT32 power of two <= 4096",
-                          path, kv->file_offset);
-                goto fail;
-            }
-            f->alignment = kv->u;
-        }
-    }
-    for (uint64_t k = 0; k < f->n_tensors; k++) {
-        if (read_tensor_info(&c, &f->tensors[k]))
-            goto fail;
-        for (uint64_t j = 0; j < k; j++)
-            if (strcmp(f->tensors[j].name, f->tensors[k].name) == 0) {
-                gerr(f, "%s: byte %" PRIu64 ": tensor '%s' appears twice: corrupt",
-                          path, f->tensors[k].info_offset, f->tensors[k].name);
-                goto fail;
-            }
-    }
-    f->data_start = (c.pos + f->alignment - 1) / f->alignment * f->alignment;
-    for (uint64_t k = 0; k < f->n_tensors; k++) {
-        gguf_tensor *t = &f->tensors[k];
-        uint64_t rel = t->file_offset;
-        if (rel % f->alignment) {
-            gerr(f, "%s: byte %" PRIu64 ": tensor '%s' data offset %" PRIu64 " is not a multiple of the alignment %" PRIu64,
-                      path, t->info_offset, t->name, rel, f->alignment);
-            goto fail;
-        }
-        if (rel > f->size || f->data_start > f->size - rel || t->size > f->size - f->data_start - rel) {
-            gerr(f, "%s: byte %" PRIu64 ": tensor '%s' data [%" PRIu64 ", +%" PRIu64 ") lies past the end of the file (%zu bytes): truncated or corrupt",
-                      path, t->info_offset, t->name, f->data_start + rel, t->size, f->size);
-            goto fail;
-        }
-        t->file_offset = f->data_start + rel;
-        t->data = f->map + t->file_offset;
-    }
     return 0;
 fail:
     gguf_close(f);
