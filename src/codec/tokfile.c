@@ -50,7 +50,8 @@ void tokfile_free(tokfile *t)
     memset(t, 0, sizeof *t);
 }
 
-static int parse(const uint8_t *d, size_t len, const char *path, tokfile *t)
+/* The fixed header: magic, version, vocabulary size, counts, layout name. */
+static int parse_header(const uint8_t *d, size_t len, const char *path, tokfile *t)
 {
     if (len < HEADER_SIZE) {
         log_error("%s: byte %zu: truncated header (a token file starts with %d bytes)",
@@ -77,19 +78,24 @@ static int parse(const uint8_t *d, size_t len, const char *path, tokfile *t)
     t->n_tokens = get_u64(d + 16);
     memcpy(t->vocab_name, d + 24, NAME_SIZE);
     t->vocab_name[NAME_SIZE] = '\0';
+    return 0;
+}
 
-    uint64_t starts_end = HEADER_SIZE + 8 * ((uint64_t)t->n_seqs + 1);
-    if (starts_end > len) {
+/* Checks that the offsets and the tokens the header announces fit in LEN
+ * bytes and allocates their tables; *STARTS_END: where the tokens begin. */
+static int alloc_tables(size_t len, const char *path, tokfile *t, uint64_t *starts_end)
+{
+    *starts_end = HEADER_SIZE + 8 * ((uint64_t)t->n_seqs + 1);
+    if (*starts_end > len) {
         log_error("%s: byte 12: %" PRIu32 " sequences need %" PRIu64
-                  " bytes of offsets, but the file has %zu bytes", path, t->n_seqs, starts_end, len);
+                  " bytes of offsets, but the file has %zu bytes", path, t->n_seqs, *starts_end, len);
         return -1;
     }
-    if (t->n_tokens > (len - starts_end) / 2) {
+    if (t->n_tokens > (len - *starts_end) / 2) {
         log_error("%s: byte 16: %" PRIu64 " tokens need %" PRIu64 " bytes after byte %" PRIu64
-                  ", but the file has %zu bytes", path, t->n_tokens, 2 * t->n_tokens, starts_end, len);
+                  ", but the file has %zu bytes", path, t->n_tokens, 2 * t->n_tokens, *starts_end, len);
         return -1;
     }
-    uint64_t tokens_end = starts_end + 2 * t->n_tokens;
     t->starts = malloc(((size_t)t->n_seqs + 1) * sizeof *t->starts);
     t->tokens = malloc((t->n_tokens ? (size_t)t->n_tokens : 1) * sizeof *t->tokens);
     t->sources = calloc(t->n_seqs ? t->n_seqs : 1, sizeof *t->sources);
@@ -97,6 +103,12 @@ static int parse(const uint8_t *d, size_t len, const char *path, tokfile *t)
         log_error("%s: out of memory", path);
         return -1;
     }
+    return 0;
+}
+
+/* The n_seqs + 1 sequence offsets: from 0, never decreasing, ending at n_tokens. */
+static int parse_starts(const uint8_t *d, const char *path, tokfile *t)
+{
     for (uint64_t i = 0; i <= t->n_seqs; i++) {
         uint64_t at = HEADER_SIZE + 8 * i;
         uint64_t s = get_u64(d + at);
@@ -111,6 +123,12 @@ static int parse(const uint8_t *d, size_t len, const char *path, tokfile *t)
         }
         t->starts[i] = s;
     }
+    return 0;
+}
+
+/* The tokens, 16 bits each from byte STARTS_END, every one below the vocabulary size. */
+static int parse_tokens(const uint8_t *d, uint64_t starts_end, const char *path, tokfile *t)
+{
     const uint8_t *tp = d + starts_end;
     for (uint64_t i = 0; i < t->n_tokens; i++) {
         uint16_t id = (uint16_t)(tp[2 * i] | tp[2 * i + 1] << 8);
@@ -121,7 +139,13 @@ static int parse(const uint8_t *d, size_t len, const char *path, tokfile *t)
         }
         t->tokens[i] = id;
     }
-    uint64_t at = tokens_end;
+    return 0;
+}
+
+/* One source name per sequence from byte AT (16-bit length, bytes), which
+ * must end the file. */
+static int parse_sources(const uint8_t *d, size_t len, uint64_t at, const char *path, tokfile *t)
+{
     for (uint32_t i = 0; i < t->n_seqs; i++) {
         if (at + 2 > len) {
             log_error("%s: byte %" PRIu64 ": truncated: the source name of sequence %" PRIu32
@@ -149,6 +173,15 @@ static int parse(const uint8_t *d, size_t len, const char *path, tokfile *t)
         return -1;
     }
     return 0;
+}
+
+static int parse(const uint8_t *d, size_t len, const char *path, tokfile *t)
+{
+    uint64_t starts_end;
+    if (parse_header(d, len, path, t) || alloc_tables(len, path, t, &starts_end)
+        || parse_starts(d, path, t) || parse_tokens(d, starts_end, path, t))
+        return -1;
+    return parse_sources(d, len, starts_end + 2 * t->n_tokens, path, t);
 }
 
 int tokfile_read_mem(const uint8_t *data, size_t len, const char *name, tokfile *out)
