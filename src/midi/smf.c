@@ -241,13 +241,14 @@ static int read_meta(reader *r, size_t *pos, size_t end, size_t ev_off,
     return 0;
 }
 
-/* One MTrk chunk's events in [START, END) as track number TRACK. */
-static int read_track(reader *r, size_t start, size_t end, int track)
+/* Makes room for track number TRACK, whose chunk is [START, END), and
+ * empties it; NULL when out of memory (reported). */
+static smf_track *start_track(reader *r, size_t start, size_t end, int track)
 {
     smf *f = r->out;
     if (grow((void **)&f->tracks, &r->track_cap, (size_t)track + 1, sizeof *f->tracks) != 0) {
         fail(r, start, "out of memory");
-        return -1;
+        return NULL;
     }
     smf_track *t = &f->tracks[track];
     memset(t, 0, sizeof *t);
@@ -259,78 +260,121 @@ static int read_track(reader *r, size_t start, size_t end, int track)
         guess = SMF_MAX_EVENTS;
     if (grow((void **)&f->events, &r->event_cap, guess, sizeof *f->events) != 0) {
         fail(r, start, "out of memory");
+        return NULL;
+    }
+    return t;
+}
+
+/* The status byte at *POS into *STATUS (*POS moves past it), or the running
+ * status when a data byte comes instead. */
+static int read_status(reader *r, size_t *pos, int track, uint8_t running, uint8_t *status)
+{
+    uint8_t b = r->data[*pos];
+    if (b & 0x80) {
+        (*pos)++;
+        *status = b;
+    } else if (running) {
+        *status = running;
+    } else {
+        fail(r, *pos, "track %d: running status with no status byte (data byte 0x%02X where a status was expected)",
+             track, b);
         return -1;
     }
+    return 0;
+}
 
+/* The data bytes of channel message STATUS (its status byte at ST_OFF) at
+ * *POS, added as an event at TICK; *POS after them. */
+static int read_channel_message(reader *r, size_t *pos, size_t end, size_t ev_off, size_t st_off,
+                                int track, uint32_t tick, uint8_t status)
+{
     const uint8_t *data = r->data;
+    size_t p = *pos;
+    size_t nd = (status & 0xE0) == 0xC0 ? 1 : 2;   /* program change, channel pressure: 1 */
+    if (end - p < nd) {
+        fail(r, st_off, "track %d: message 0x%02X needs %zu data bytes, past the end of the track",
+             track, status, nd);
+        return -1;
+    }
+    for (size_t i = 0; i < nd; i++)
+        if (data[p + i] & 0x80) {
+            fail(r, p + i, "track %d: status byte 0x%02X where a data byte of message 0x%02X was expected",
+                 track, data[p + i], status);
+            return -1;
+        }
+    if (add_event(r, ev_off, tick, track, status, data[p], nd == 2 ? data[p + 1] : 0) != 0)
+        return -1;
+    *pos = p + nd;
+    return 0;
+}
+
+/* A SysEx or escape message at *POS (after its status byte): skipped. */
+static int skip_sysex(reader *r, size_t *pos, size_t end, int track)
+{
+    size_t len_off = *pos;
+    uint32_t slen;
+    if (read_vlq(r, pos, end, &slen, track, "SysEx length") != 0)
+        return -1;
+    if (slen > end - *pos) {
+        fail(r, len_off, "track %d: SysEx length %u goes past the end of the track (%zu bytes left)",
+             track, slen, end - *pos);
+        return -1;
+    }
+    *pos += slen;
+    return 0;
+}
+
+/* One event of a track (delta time, then a message) at *POS; *TICK and
+ * *RUNNING follow it, *ENDED is set by end-of-track. */
+static int read_event(reader *r, size_t *pos, size_t end, int track, uint64_t *tick,
+                      uint8_t *running, int *ended)
+{
+    size_t ev_off = *pos;
+    uint32_t delta;
+    if (read_vlq(r, pos, end, &delta, track, "delta time") != 0)
+        return -1;
+    *tick += delta;
+    if (*tick > UINT32_MAX) {
+        fail(r, ev_off, "track %d: time past 2^32 ticks", track);
+        return -1;
+    }
+    if (*pos >= end) {
+        fail(r, ev_off, "track %d: delta time with no event: data past the end of the track", track);
+        return -1;
+    }
+    size_t st_off = *pos;
+    uint8_t status;
+    if (read_status(r, pos, track, *running, &status) != 0)
+        return -1;
+    if (status < 0xF0) {                        /* channel message */
+        if (read_channel_message(r, pos, end, ev_off, st_off, track, (uint32_t)*tick, status) != 0)
+            return -1;
+        *running = status;
+        return 0;
+    }
+    if (status == 0xFF)
+        return read_meta(r, pos, end, ev_off, track, (uint32_t)*tick, ended);
+    if (status == 0xF0 || status == 0xF7)       /* SysEx, escape */
+        return skip_sysex(r, pos, end, track);
+    fail(r, st_off, "track %d: status byte 0x%02X (system common or real-time) is not allowed in a MIDI file",
+         track, status);
+    return -1;
+}
+
+/* One MTrk chunk's events in [START, END) as track number TRACK. */
+static int read_track(reader *r, size_t start, size_t end, int track)
+{
+    smf *f = r->out;
+    smf_track *t = start_track(r, start, end, track);
+    if (!t)
+        return -1;
     size_t p = start, first_event = f->n_events;
     uint64_t tick = 0;
     uint8_t running = 0;
     int ended = 0;
-
-    while (p < end && !ended) {
-        size_t ev_off = p;
-        uint32_t delta;
-        if (read_vlq(r, &p, end, &delta, track, "delta time") != 0)
+    while (p < end && !ended)
+        if (read_event(r, &p, end, track, &tick, &running, &ended) != 0)
             return -1;
-        tick += delta;
-        if (tick > UINT32_MAX) {
-            fail(r, ev_off, "track %d: time past 2^32 ticks", track);
-            return -1;
-        }
-        if (p >= end) {
-            fail(r, ev_off, "track %d: delta time with no event: data past the end of the track", track);
-            return -1;
-        }
-        size_t st_off = p;
-        uint8_t status = data[p];
-        if (status & 0x80) {
-            p++;
-        } else if (running) {
-            status = running;
-        } else {
-            fail(r, st_off, "track %d: running status with no status byte (data byte 0x%02X where a status was expected)",
-                 track, data[p]);
-            return -1;
-        }
-
-        if (status < 0xF0) {                    /* channel message */
-            size_t nd = (status & 0xE0) == 0xC0 ? 1 : 2;   /* program change, channel pressure: 1 */
-            if (end - p < nd) {
-                fail(r, st_off, "track %d: message 0x%02X needs %zu data bytes, past the end of the track",
-                     track, status, nd);
-                return -1;
-            }
-            for (size_t i = 0; i < nd; i++)
-                if (data[p + i] & 0x80) {
-                    fail(r, p + i, "track %d: status byte 0x%02X where a data byte of message 0x%02X was expected",
-                         track, data[p + i], status);
-                    return -1;
-                }
-            if (add_event(r, ev_off, (uint32_t)tick, track, status, data[p], nd == 2 ? data[p + 1] : 0) != 0)
-                return -1;
-            p += nd;
-            running = status;
-        } else if (status == 0xFF) {
-            if (read_meta(r, &p, end, ev_off, track, (uint32_t)tick, &ended) != 0)
-                return -1;
-        } else if (status == 0xF0 || status == 0xF7) {   /* SysEx, escape: skipped */
-            size_t len_off = p;
-            uint32_t slen;
-            if (read_vlq(r, &p, end, &slen, track, "SysEx length") != 0)
-                return -1;
-            if (slen > end - p) {
-                fail(r, len_off, "track %d: SysEx length %u goes past the end of the track (%zu bytes left)",
-                     track, slen, end - p);
-                return -1;
-            }
-            p += slen;
-        } else {
-            fail(r, st_off, "track %d: status byte 0x%02X (system common or real-time) is not allowed in a MIDI file",
-                 track, status);
-            return -1;
-        }
-    }
     t->end_tick = (uint32_t)tick;
     t->n_events = f->n_events - first_event;
     if (!ended)
