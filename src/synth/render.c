@@ -77,15 +77,78 @@ static int render_frames(synth_fluid *s, atomic_file *af, int16_t *buf, int64_t 
     return peak;
 }
 
+/* A WAV file being rendered: the synthesizer, the file, how far it got. */
+typedef struct wav_render {
+    synth_fluid *s;
+    atomic_file af;
+    int16_t *buf;           /* (2 * BLOCK) frames of scratch */
+    const char *path;
+    int rate;
+    int64_t at;             /* frames written */
+    int peak;               /* largest |sample| so far */
+} wav_render;
+
+/* The header for the W->at frames written so far, at the start of the file. */
+static int write_wav_header(wav_render *w)
+{
+    uint8_t header[44];
+    wav_header(header, w->rate, (uint32_t)w->at);
+    if (fseek(w->af.fp, 0, SEEK_SET) != 0 || fwrite(header, 1, sizeof header, w->af.fp) != sizeof header) {
+        log_error("cannot write %s: %s", w->path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Renders frames W->at .. DUE-1: the block's largest |sample|, or -1. */
+static int render_to(wav_render *w, int64_t due)
+{
+    int p = render_frames(w->s, &w->af, w->buf, due - w->at, w->path);
+    if (p < 0)
+        return -1;
+    w->peak = p > w->peak ? p : w->peak;
+    w->at = due;
+    return p;
+}
+
+/* Each message at its sample, the sound up to it rendered first. */
+static int render_messages(wav_render *w, const smf_event *ev, size_t n, progress *bar)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t due = (int64_t)llround(ev[i].time * w->rate);
+        if (due > w->at) {
+            if (render_to(w, due) < 0)
+                return -1;
+            progress_update(bar, (size_t)(ev[i].time * 10), NULL);
+        }
+        midi_msg m = msg_of(&ev[i]);
+        synth_fluid_send(w->s, &m);
+    }
+    return 0;
+}
+
+/* The release tail: until the sound has decayed, then silence. */
+static int render_tail(wav_render *w)
+{
+    int64_t tail_end = w->at + (int64_t)(TAIL_MAX_S * w->rate), step = w->rate / 20;
+    for (;;) {
+        int p = render_to(w, w->at + step);
+        if (p < 0)
+            return -1;
+        if (p < TAIL_QUIET || w->at >= tail_end)
+            break;
+    }
+    synth_fluid_silence(w->s);
+    return 0;
+}
+
 int synth_render_wav(const synth_fluid_opts *o, const smf_event *ev, size_t n, const char *path,
                      synth_render_stats *stats)
 {
     synth_fluid_opts off = *o;
-    atomic_file af;
+    wav_render w = { .path = path };
     progress bar;
-    uint8_t header[44];
-    int16_t *buf = NULL;
-    int have_file = 0, rc = -1, peak = 0;
+    int have_file = 0, rc = -1;
     double t0 = now_seconds();
 
     off.driver = NULL;
@@ -94,78 +157,48 @@ int synth_render_wav(const synth_fluid_opts *o, const smf_event *ev, size_t n, c
         log_error("cannot write a WAV file to standard output: give a file name");
         return -1;
     }
-    synth_fluid *s = synth_fluid_open(&off);
-    if (!s)
+    w.s = synth_fluid_open(&off);
+    if (!w.s)
         return -1;
     double t_loaded = now_seconds();
-    int rate = synth_fluid_rate(s);
+    w.rate = synth_fluid_rate(w.s);
     double music_s = n ? ev[n - 1].time : 0;
-    buf = malloc(sizeof(int16_t) * 2 * BLOCK);
-    if (!buf) {
+    w.buf = malloc(sizeof(int16_t) * 2 * BLOCK);
+    if (!w.buf) {
         log_error("cannot render %s: out of memory", path);
         goto done;
     }
-    if (atomic_file_open(&af, path) < 0)
+    if (atomic_file_open(&w.af, path) < 0)
         goto done;
     have_file = 1;
-    wav_header(header, rate, 0);
-    if (fwrite(header, 1, sizeof header, af.fp) != sizeof header) {
-        log_error("cannot write %s: %s", path, strerror(errno));
+    if (write_wav_header(&w) < 0)
         goto done;
-    }
     progress_begin(&bar, "rendering", (size_t)(music_s * 10) + 1);
-    int64_t at = 0;         /* frames written */
-    for (size_t i = 0; i < n; i++) {
-        int64_t due = (int64_t)llround(ev[i].time * rate);
-        if (due > at) {
-            int p = render_frames(s, &af, buf, due - at, path);
-            if (p < 0)
-                goto done;
-            peak = p > peak ? p : peak;
-            at = due;
-            progress_update(&bar, (size_t)(ev[i].time * 10), NULL);
-        }
-        midi_msg m = msg_of(&ev[i]);
-        synth_fluid_send(s, &m);
-    }
-    /* The release tail: until the sound has decayed, then silence. */
-    int64_t tail_end = at + (int64_t)(TAIL_MAX_S * rate), step = rate / 20;
-    for (;;) {
-        int p = render_frames(s, &af, buf, step, path);
-        if (p < 0)
-            goto done;
-        peak = p > peak ? p : peak;
-        at += step;
-        if (p < TAIL_QUIET || at >= tail_end)
-            break;
-    }
-    synth_fluid_silence(s);
+    if (render_messages(&w, ev, n, &bar) < 0 || render_tail(&w) < 0)
+        goto done;
     progress_end(&bar);
-    if (at > (int64_t)(UINT32_MAX / 4 - 64)) {
+    if (w.at > (int64_t)(UINT32_MAX / 4 - 64)) {
         log_error("cannot write %s: longer than a WAV file can hold", path);
         goto done;
     }
-    wav_header(header, rate, (uint32_t)at);
-    if (fseek(af.fp, 0, SEEK_SET) != 0 || fwrite(header, 1, sizeof header, af.fp) != sizeof header) {
-        log_error("cannot write %s: %s", path, strerror(errno));
+    if (write_wav_header(&w) < 0)
         goto done;
-    }
     have_file = 0;
-    if (atomic_file_commit(&af) < 0)
+    if (atomic_file_commit(&w.af) < 0)
         goto done;
     if (stats) {
         stats->music_s = music_s;
-        stats->audio_s = (double)at / rate;
+        stats->audio_s = (double)w.at / w.rate;
         stats->load_s = t_loaded - t0;
         stats->wall_s = now_seconds() - t_loaded;
-        stats->peak_dbfs = peak ? 20 * log10(peak / 32768.0) : -INFINITY;
+        stats->peak_dbfs = w.peak ? 20 * log10(w.peak / 32768.0) : -INFINITY;
     }
     rc = 0;
 done:
     if (have_file)
-        atomic_file_abort(&af);
-    free(buf);
-    synth_fluid_close(s);
+        atomic_file_abort(&w.af);
+    free(w.buf);
+    synth_fluid_close(w.s);
     return rc;
 }
 
