@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/opts.h"
 #include "model/model.h"
 #include "model/pool.h"
 #include "util/log.h"
@@ -30,21 +31,13 @@ static void pick_contexts(int model_context)
         contexts[n_contexts++] = model_context;
 }
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "usage: continuo bench [--model FILE] [--threads N] [--events N] [--no-torch]\n"
-        "Measures on one model file, in one run: prefill events/s for a 1024-event primer,\n"
-        "decode events/s at contexts 256, 1024, 2048 and the model's own (KV cache; none\n"
-        "beyond the model's context), peak memory, and the\n"
-        "weight bytes read per second against a measured memory read bandwidth; the same\n"
-        "for the PyTorch reference (/usr/bin/python3 train/bench_torch.py) with the same threads.\n"
-        "  --model FILE   model file (default: $CONTINUO_MODEL, the installed default model, ...)\n"
-        "  --threads N    threads for both (default 2)\n"
-        "  --events N     decoded events timed per context (default 64)\n"
-        "  --torch-script PATH   bench_torch.py (default: found beside the source tree)\n"
-        "  --no-torch     C engine only\n");
-}
+static const char bench_usage[] =
+    "usage: continuo bench [--model FILE] [--threads N] [--events N] [--no-torch]\n"
+    "Measures on one model file, in one run: prefill events/s for a 1024-event primer,\n"
+    "decode events/s at contexts 256, 1024, 2048 and the model's own (KV cache; none\n"
+    "beyond the model's context), peak memory, and the\n"
+    "weight bytes read per second against a measured memory read bandwidth; the same\n"
+    "for the PyTorch reference (/usr/bin/python3 train/bench_torch.py) with the same threads.\n";
 
 /* Results of one side. */
 typedef struct bench_result {
@@ -232,112 +225,148 @@ static void row(const char *label, double c, double t, int have_t, const char *f
     printf("  %-44s %12s %12s %9s\n", label, a, b, q);
 }
 
-int cmd_bench(int argc, char **argv)
-{
-    const char *model_arg = NULL, *script_arg = NULL;
-    int threads = 2, events = 64, torch = 1;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
-            model_arg = argv[++i];
-        } else if (strcmp(argv[i], "--torch-script") == 0 && i + 1 < argc) {
-            script_arg = argv[++i];
-        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            long v;
-            if (cli_integer("bench", "--threads", argv[++i], 1, 64, &v) < 0)
-                return 2;
-            threads = (int)v;
-        } else if (strcmp(argv[i], "--events") == 0 && i + 1 < argc) {
-            long v;
-            if (cli_integer("bench", "--events", argv[++i], 1, 100000, &v) < 0)
-                return 2;
-            events = (int)v;
-        } else if (strcmp(argv[i], "--no-torch") == 0) {
-            torch = 0;
-        } else {
-            fprintf(stderr, "continuo bench: unknown argument '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
-    }
-    char path[1024], script[PATH_MAX + 64];
-    if (model_resolve_path(model_arg, path, sizeof path) != 0)
-        return 1;
-    if (torch && find_script(script_arg, script, sizeof script) != 0) {
-        log_error("bench: cannot find train/bench_torch.py (pass --torch-script PATH or --no-torch)");
-        return 1;
-    }
-    model m;
-    if (model_load(&m, path) != 0)
-        return 1;
-    const model_config *c = &m.cfg;
-    printf("model %s: %zu parameters, %d layers, d %d, %d heads, ff %d, max_rel %d, context %d, %s weights "
-           "(%.1f MB)\nthreads %d, kernels %s\n", path, m.w.n_params, c->n_layers, c->d_model, c->n_heads,
-           c->d_ff, c->max_rel, c->context, m.f16 ? "F16" : "F32", m.w.bytes / 1e6, threads,
-           kernels_level_name(kernels_level()));
-    fflush(stdout);
-    pick_contexts(c->context);
-    bench_result ce = { 0 }, te = { 0 };
-    if (bench_engine(&m, threads, events, &ce) != 0) {
-        model_free(&m);
-        return 1;
-    }
-    int have_t = torch && bench_torch(script, path, threads, events, &te) == 0;
+/* What the command line asks for. */
+typedef struct bench_args {
+    const char *model_arg, *script_arg;
+    int threads, events, no_torch;
+} bench_args;
 
+/* What was measured. */
+typedef struct bench_report {
+    bench_result ce, te;    /* C engine, PyTorch */
+    int have_t;             /* te was measured */
+    double bw1, bw2;        /* memory read GB/s with 1 and with max(threads, 2) threads */
+} bench_report;
+
+/* The options into A; CLI_GO_ON, or the exit status. */
+static int parse_args(int argc, char **argv, bench_args *a)
+{
+    *a = (bench_args){ .threads = 2, .events = 64 };
+    const cli_option options[] = {
+        CLI_OPT_MODEL(&a->model_arg),
+        CLI_OPT_THREADS(&a->threads),
+        CLI_INT("events", 0, "N", 1, 100000, &a->events, "decoded events timed per context (default 64)"),
+        CLI_FILE("torch-script", 0, "PATH", &a->script_arg, "bench_torch.py (default: found beside the source tree)"),
+        CLI_FLAG("no-torch", 0, &a->no_torch, "C engine only"),
+        CLI_OPT_HELP,
+        CLI_END
+    };
+    const cli_spec spec = { .name = "bench", .usage = bench_usage, .options = options };
+    int n_in;
+    int rc = cli_parse(&spec, argc, argv, &n_in);
+    if (rc != CLI_GO_ON)
+        return rc;
+    if (n_in) {
+        fprintf(stderr, "continuo bench: unknown argument '%s' (see --help)\n", argv[1]);
+        return 2;
+    }
+    return CLI_GO_ON;
+}
+
+/* The memory read bandwidth with 1 and with max(THREADS, 2) threads. */
+static void measure_bandwidths(int threads, bench_report *r)
+{
     size_t n = (size_t)512 << 20 >> 2;  /* 512 MiB of floats, far beyond the caches */
     float *buf = malloc(n * sizeof(float));
-    double bw1 = 0, bw2 = 0;
-    if (buf) {
-        for (size_t i = 0; i < n; i++)
-            buf[i] = 1.0f;
-        bw1 = measure_bandwidth(buf, n, 1);
-        bw2 = measure_bandwidth(buf, n, threads > 1 ? threads : 2);
-        free(buf);
-    }
-    double bw = threads > 1 ? bw2 : bw1;
+    if (!buf)
+        return;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = 1.0f;
+    r->bw1 = measure_bandwidth(buf, n, 1);
+    r->bw2 = measure_bandwidth(buf, n, threads > 1 ? threads : 2);
+    free(buf);
+}
 
-    printf("\n  %-44s %12s %12s %9s\n", "", "C engine", "PyTorch", "C/PyTorch");
+static void print_table(const bench_report *r)
+{
+    const bench_result *ce = &r->ce, *te = &r->te;
     char label[64];
-    snprintf(label, sizeof label, "prefill %d events (events/s)", ce.prefill_n);
-    row(label, ce.prefill_eps, te.prefill_eps, have_t, "%.0f", 0);
+    printf("\n  %-44s %12s %12s %9s\n", "", "C engine", "PyTorch", "C/PyTorch");
+    snprintf(label, sizeof label, "prefill %d events (events/s)", ce->prefill_n);
+    row(label, ce->prefill_eps, te->prefill_eps, r->have_t, "%.0f", 0);
     for (int k = 0; k < n_contexts; k++) {
-        if (ce.decode_eps[k] <= 0)
+        if (ce->decode_eps[k] <= 0)
             continue;
         snprintf(label, sizeof label, "decode at context %d (events/s)", contexts[k]);
-        row(label, ce.decode_eps[k], te.decode_eps[k], have_t, "%.1f", 0);
+        row(label, ce->decode_eps[k], te->decode_eps[k], r->have_t, "%.1f", 0);
     }
     for (int k = 0; k < n_contexts; k++) {
-        if (ce.decode_eps[k] <= 0)
+        if (ce->decode_eps[k] <= 0)
             continue;
         snprintf(label, sizeof label, "  ms per event at context %d (PyTorch/C)", contexts[k]);
-        row(label, 1e3 / ce.decode_eps[k], te.decode_eps[k] > 0 ? 1e3 / te.decode_eps[k] : 0, have_t, "%.2f", 1);
+        row(label, 1e3 / ce->decode_eps[k], te->decode_eps[k] > 0 ? 1e3 / te->decode_eps[k] : 0, r->have_t,
+            "%.2f", 1);
     }
-    row("peak memory, RSS (MB)", ce.rss_mb, te.rss_mb, have_t, "%.0f", 0);
-    row("weight bytes per event (MB)", ce.weight_bytes / 1e6, te.weight_bytes / 1e6, have_t, "%.1f", 0);
+    row("peak memory, RSS (MB)", ce->rss_mb, te->rss_mb, r->have_t, "%.0f", 0);
+    row("weight bytes per event (MB)", ce->weight_bytes / 1e6, te->weight_bytes / 1e6, r->have_t, "%.1f", 0);
     for (int k = 0; k < n_contexts; k++) {
-        if (ce.decode_eps[k] <= 0)
+        if (ce->decode_eps[k] <= 0)
             continue;
         snprintf(label, sizeof label, "weight GB/s at context %d", contexts[k]);
-        row(label, ce.weight_bytes * ce.decode_eps[k] / 1e9, te.weight_bytes * te.decode_eps[k] / 1e9, have_t,
-            "%.2f", 0);
+        row(label, ce->weight_bytes * ce->decode_eps[k] / 1e9, te->weight_bytes * te->decode_eps[k] / 1e9,
+            r->have_t, "%.2f", 0);
     }
-    printf("\nmemory read bandwidth (streaming 512 MiB): %.1f GB/s with 1 thread, %.1f GB/s with %d\n", bw1, bw2,
-           threads > 1 ? threads : 2);
-    if (bw > 0 && ce.decode_eps[0] > 0) {
-        double limit = bw * 1e9 / ce.weight_bytes;
+}
+
+/* The bandwidth, the decode speed against its limit, and the cost of context. */
+static void print_limits(const bench_report *r, int threads)
+{
+    const bench_result *ce = &r->ce;
+    double bw = threads > 1 ? r->bw2 : r->bw1;
+    printf("\nmemory read bandwidth (streaming 512 MiB): %.1f GB/s with 1 thread, %.1f GB/s with %d\n", r->bw1,
+           r->bw2, threads > 1 ? threads : 2);
+    if (bw > 0 && ce->decode_eps[0] > 0) {
+        double limit = bw * 1e9 / ce->weight_bytes;
         printf("bandwidth limit for decode (weights only, %d thread%s): %.0f events/s; C engine at context %d "
                "reaches %.0f%% of it\n", threads, threads > 1 ? "s" : "", limit, contexts[0],
-               100.0 * ce.decode_eps[0] / limit);
+               100.0 * ce->decode_eps[0] / limit);
     }
     int last = -1;
     for (int k = 0; k < n_contexts; k++)
-        if (ce.decode_eps[k] > 0)
+        if (ce->decode_eps[k] > 0)
             last = k;
     if (last > 0)
         printf("cost per event from context %d to %d: x%.2f (context x%.0f)\n", contexts[0], contexts[last],
-               ce.decode_eps[0] / ce.decode_eps[last], (double)contexts[last] / contexts[0]);
+               ce->decode_eps[0] / ce->decode_eps[last], (double)contexts[last] / contexts[0]);
+}
+
+static void print_model(const model *m, const char *path, int threads)
+{
+    const model_config *c = &m->cfg;
+    printf("model %s: %zu parameters, %d layers, d %d, %d heads, ff %d, max_rel %d, context %d, %s weights "
+           "(%.1f MB)\nthreads %d, kernels %s\n", path, m->w.n_params, c->n_layers, c->d_model, c->n_heads,
+           c->d_ff, c->max_rel, c->context, m->f16 ? "F16" : "F32", m->w.bytes / 1e6, threads,
+           kernels_level_name(kernels_level()));
+    fflush(stdout);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_args a;
+    bench_report r = { 0 };
+    char path[1024], script[PATH_MAX + 64];
+    model m;
+    int status = parse_args(argc, argv, &a);
+    if (status != CLI_GO_ON)
+        return status;
+    if (model_resolve_path(a.model_arg, path, sizeof path) != 0)
+        return 1;
+    if (!a.no_torch && find_script(a.script_arg, script, sizeof script) != 0) {
+        log_error("bench: cannot find train/bench_torch.py (pass --torch-script PATH or --no-torch)");
+        return 1;
+    }
+    if (model_load(&m, path) != 0)
+        return 1;
+    print_model(&m, path, a.threads);
+    pick_contexts(m.cfg.context);
+    if (bench_engine(&m, a.threads, a.events, &r.ce) != 0) {
+        model_free(&m);
+        return 1;
+    }
+    r.have_t = !a.no_torch && bench_torch(script, path, a.threads, a.events, &r.te) == 0;
+    measure_bandwidths(a.threads, &r);
+    print_table(&r);
+    print_limits(&r, a.threads);
     model_free(&m);
     return 0;
 }

@@ -3,8 +3,9 @@
 #define CONTINUO_COMMANDS_H
 
 /* Each takes argv starting at the subcommand name (argv[0] = "encode"),
- * handles --help itself, and returns the process exit status:
- * 0 success, 1 bad input or failure, 2 bad usage. */
+ * parses its options from its table with cli_parse (opts.h), --help
+ * included, and returns the process exit status: 0 success, 1 bad input or
+ * failure, 2 bad usage. */
 typedef struct command {
     const char *name;
     const char *summary;
@@ -26,13 +27,5 @@ int cmd_doctor(int argc, char **argv);
 int cli_is_help(const char *arg);
 /* True when S ends in SUFFIX and has something before it ("x.tok", not ".tok"). */
 int cli_has_suffix(const char *s, const char *suffix);
-/* The value S of option OPT of command CMD as a number in [LO, HI]: 0, or
- * -1 after printing "continuo CMD: OPT wants a number in LO..HI, not 'S'"
- * (S may be NULL: the value is missing). */
-int cli_number(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out);
-int cli_integer(const char *cmd, const char *opt, const char *s, long lo, long hi, long *out);
-/* The value S of --memory: "window" or "stream" into *OUT (a model_memory):
- * 0, or -1 after printing what the two mean. */
-int cli_memory(const char *cmd, const char *s, int *out);
 
 #endif

@@ -6,74 +6,69 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/opts.h"
 #include "daemon/commands.h"
 #include "daemon/control.h"
 #include "util/log.h"
 
-static void usage(FILE *fp)
+static const char ctl_usage[] =
+    "usage: continuo ctl [--socket PATH] COMMAND\n"
+    "\n"
+    "commands:\n";
+
+/* The command's words joined into LINE (size LEN); a relative file of
+ * `save` made absolute, since the service runs elsewhere.  0, or the exit
+ * status after the message. */
+static int join_words(char **words, int n_words, char *line, size_t len)
 {
-    fprintf(fp,
-        "usage: continuo ctl [--socket PATH] COMMAND\n"
-        "\n"
-        "commands:\n");
-    control_commands_usage(fp);
-    fprintf(fp,
-        "\n"
-        "  --socket PATH     control socket (default $XDG_RUNTIME_DIR/continuo/ctl)\n"
-        "  --timeout MS      how long to wait for the answer (default 5000)\n"
-        "\n"
-        "Prints the service's answer; exits 0 on \"ok\", 1 on \"error\".\n");
+    char abs_path[PATH_MAX];
+    size_t n = 0;
+    line[0] = '\0';
+    for (int i = 0; i < n_words; i++) {
+        const char *word = words[i];
+        if (i == 1 && strcmp(words[0], "save") == 0 && word[0] != '/') {
+            char cwd[PATH_MAX];
+            if (!getcwd(cwd, sizeof cwd) ||
+                snprintf(abs_path, sizeof abs_path, "%s/%s", cwd, word) >= (int)sizeof abs_path) {
+                fprintf(stderr, "continuo ctl: cannot make %s absolute\n", word);
+                return 1;
+            }
+            word = abs_path;
+        }
+        int w = snprintf(line + n, len - n, "%s%s", n ? " " : "", word);
+        if (w < 0 || (size_t)w >= len - n) {
+            fprintf(stderr, "continuo ctl: command too long\n");
+            return 2;
+        }
+        n += (size_t)w;
+    }
+    return 0;
 }
 
 int cmd_ctl(int argc, char **argv)
 {
     const char *sock = NULL;
     char def[CONTROL_REPLY_MAX], line[CONTROL_LINE_MAX], reply[CONTROL_REPLY_MAX];
-    char abs_path[PATH_MAX];
-    int timeout = 5000, first = 0;
-    size_t n = 0;
-
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
-            sock = argv[++i];
-        } else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
-            long v;
-            if (cli_integer("ctl", "--timeout", argv[++i], 1, 3600000, &v) < 0)
-                return 2;
-            timeout = (int)v;
-        } else if (argv[i][0] == '-' && argv[i][1] == '-') {
-            fprintf(stderr, "continuo ctl: unknown or incomplete option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        } else {
-            if (!first)
-                first = i;
-            const char *word = argv[i];
-            /* save FILE: the service runs elsewhere: send an absolute path. */
-            if (i == first + 1 && strcmp(argv[first], "save") == 0 && word[0] != '/') {
-                char cwd[PATH_MAX];
-                if (!getcwd(cwd, sizeof cwd) ||
-                    snprintf(abs_path, sizeof abs_path, "%s/%s", cwd, word) >= (int)sizeof abs_path) {
-                    fprintf(stderr, "continuo ctl: cannot make %s absolute\n", word);
-                    return 1;
-                }
-                word = abs_path;
-            }
-            int w = snprintf(line + n, sizeof line - n, "%s%s", n ? " " : "", word);
-            if (w < 0 || (size_t)w >= sizeof line - n) {
-                fprintf(stderr, "continuo ctl: command too long\n");
-                return 2;
-            }
-            n += (size_t)w;
-        }
-    }
-    if (!first) {
-        usage(stderr);
+    int timeout = 5000, n_words;
+    const cli_option options[] = {
+        CLI_FILE("socket", 0, "PATH", &sock, "control socket (default $XDG_RUNTIME_DIR/continuo/ctl)"),
+        CLI_INT("timeout", 0, "MS", 1, 3600000, &timeout, "how long to wait for the answer (default 5000)"),
+        CLI_OPT_HELP,
+        CLI_END
+    };
+    /* options first: a command's words may start with '-' (set cc_panic -1) */
+    const cli_spec spec = { .name = "ctl", .usage = ctl_usage, .more_usage = control_commands_usage,
+                            .options = options, .options_first = 1,
+                            .epilog = "Prints the service's answer; exits 0 on \"ok\", 1 on \"error\".\n" };
+    int rc = cli_parse(&spec, argc, argv, &n_words);
+    if (rc != CLI_GO_ON)
+        return rc;
+    if (n_words == 0) {
+        cli_usage(&spec, stderr);
         return 2;
     }
+    if ((rc = join_words(argv + 1, n_words, line, sizeof line)) != 0)
+        return rc;
     if (!sock) {
         if (control_default_path(def, sizeof def) < 0)
             return 1;

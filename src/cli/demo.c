@@ -9,6 +9,7 @@
 #include "config.h"
 #include "cli/commands.h"
 #include "cli/listen.h"
+#include "cli/opts.h"
 #include "codec/perf.h"
 #include "codec/vocab.h"
 #include "midi/smf.h"
@@ -17,22 +18,14 @@
 
 #define MOTIF_NAME "motif.mid"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "usage: continuo demo [MOTIF.mid] [-o OUT.mid] [--play] [--wav OUT.wav]\n"
-        "\n"
-        "Encodes the bundled motif (models/motif.mid) as performance events, shows\n"
-        "them and a small piano roll, decodes the events back to a MIDI file and\n"
-        "reports how close the round trip came.  The motif is looked up in\n"
-        "$CONTINUO_DATADIR, then %s, then models/ beside the\n"
-        "program's source tree, then ./models/.\n"
-        "\n"
-        "options:\n"
-        "  -o, --output FILE   the decoded MIDI file (default ./continuo-demo.mid)\n"
-        "%s"
-        "  -h, --help          this help\n", CONTINUO_DATADIR, listen_usage);
-}
+static const char demo_usage[] =
+    "usage: continuo demo [MOTIF.mid] [-o OUT.mid] [--play] [--wav OUT.wav]\n"
+    "\n"
+    "Encodes the bundled motif (models/motif.mid) as performance events, shows\n"
+    "them and a small piano roll, decodes the events back to a MIDI file and\n"
+    "reports how close the round trip came.  The motif is looked up in\n"
+    "$CONTINUO_DATADIR, then " CONTINUO_DATADIR ", then models/ beside the\n"
+    "program's source tree, then ./models/.\n";
 
 static int readable(const char *path) { return access(path, R_OK) == 0; }
 
@@ -183,122 +176,151 @@ static int continue_motif(const char *motif, const char *model_path, const char 
     return rc;
 }
 
-int cmd_demo(int argc, char **argv)
+/* The motif and what became of it, freed by demo_free. */
+typedef struct demo_run {
+    char path[PATH_MAX + 64];   /* the motif */
+    const char *output;         /* the MIDI file written */
+    const vocab *v;
+    smf f;
+    note_list notes, back;      /* the motif's notes, and decoded back */
+    uint16_t *ids;
+    size_t n_ids;
+    smf_event *ev;              /* BACK as MIDI events (without a model) */
+    size_t n_ev;
+} demo_run;
+
+static void demo_free(demo_run *r)
 {
-    const char *output = "continuo-demo.mid", *input = NULL;
-    char path[PATH_MAX + 64];
-    int status = 1;
-    smf f = { 0 };
-    note_list notes = { 0 }, back = { 0 };
-    uint16_t *ids = NULL;
-    smf_event *ev = NULL;
-    listen_opts listen = { 0 };
+    free(r->ids);
+    free(r->ev);
+    note_list_free(&r->notes);
+    note_list_free(&r->back);
+    smf_free(&r->f);
+}
 
-    for (int i = 1; i < argc; i++) {
-        int r = listen_parse("demo", argc, argv, &i, &listen);
-        if (r < 0)
-            return 2;
-        if (r > 0)
-            continue;
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "continuo demo: %s needs a file name\n", argv[i]);
-                return 2;
-            }
-            output = argv[++i];
-        } else if (argv[i][0] != '-' && !input) {
-            input = argv[i];
-        } else {
-            fprintf(stderr, "continuo demo: unknown argument '%s' (see --help)\n", argv[i]);
-            return 2;
-        }
+/* The options into R and LISTEN; CLI_GO_ON, or the exit status. */
+static int parse_args(int argc, char **argv, demo_run *r, listen_opts *listen)
+{
+    const cli_option options[] = {
+        CLI_FILE("output", 'o', "FILE", &r->output, "the decoded MIDI file (default ./continuo-demo.mid)"),
+        LISTEN_OPTIONS(listen),
+        CLI_OPT_HELP,
+        CLI_END
+    };
+    const cli_spec spec = { .name = "demo", .usage = demo_usage, .options = options };
+    int n_in;
+    int rc = cli_parse(&spec, argc, argv, &n_in);
+    if (rc != CLI_GO_ON)
+        return rc;
+    if (n_in > 1) {
+        fprintf(stderr, "continuo demo: unknown argument '%s' (see --help)\n", argv[2]);
+        return 2;
     }
-    if (input)
-        snprintf(path, sizeof path, "%s", input);
-    else if (find_motif(path, sizeof path) < 0)
+    if (n_in)
+        snprintf(r->path, sizeof r->path, "%s", argv[1]);
+    else if (find_motif(r->path, sizeof r->path) < 0)
         return 1;
+    return CLI_GO_ON;
+}
 
-    const vocab *v = vocab_default();
-    if (smf_read_file(path, &f) < 0)
-        goto done;
-    if (perf_notes_from_midi(f.events, f.n_events, &notes) < 0)
-        goto done;
+/* Reads the motif and says what it holds. */
+static int read_motif(demo_run *r)
+{
+    if (smf_read_file(r->path, &r->f) < 0 || perf_notes_from_midi(r->f.events, r->f.n_events, &r->notes) < 0)
+        return -1;
     size_t n_pedal = 0;
-    for (size_t i = 0; i < f.n_events; i++)
-        if ((f.events[i].status & 0xF0) == 0xB0 && f.events[i].data1 == 64)
+    for (size_t i = 0; i < r->f.n_events; i++)
+        if ((r->f.events[i].status & 0xF0) == 0xB0 && r->f.events[i].data1 == 64)
             n_pedal++;
     printf("motif: %s\n  %zu MIDI events (%zu sustain pedal changes), %.2f s, %zu notes after "
-           "folding the pedal into note lengths\n", path, f.n_events, n_pedal, f.duration, notes.n);
+           "folding the pedal into note lengths\n", r->path, r->f.n_events, n_pedal, r->f.duration, r->notes.n);
+    return 0;
+}
 
-    size_t n_ids;
+/* Encodes the motif and shows its first events and a piano roll. */
+static int show_events(demo_run *r)
+{
+    const vocab *v = r->v;
     perf_encode_info info;
-    if (perf_encode_ex(v, notes.notes, notes.n, NULL, &ids, &n_ids, &info) < 0)
-        goto done;
-    printf("\nencoded (%s, %d ids): %zu events for %zu notes", v->name, v->size, n_ids, info.n_notes);
+    if (perf_encode_ex(v, r->notes.notes, r->notes.n, NULL, &r->ids, &r->n_ids, &info) < 0)
+        return -1;
+    printf("\nencoded (%s, %d ids): %zu events for %zu notes", v->name, v->size, r->n_ids, info.n_notes);
     if (info.n_out_of_range || info.n_collapsed)
         printf(" (%zu notes outside %d..%d, %zu struck twice within 10 ms: dropped)",
                info.n_out_of_range, v->min_pitch, v->max_pitch, info.n_collapsed);
     printf("\nfirst events:\n ");
-    size_t shown = n_ids < 40 ? n_ids : 40, col = 1;
+    size_t shown = r->n_ids < 40 ? r->n_ids : 40, col = 1;
     for (size_t i = 0; i < shown; i++) {
         char nm[32];
-        vocab_id_name(v, ids[i], nm, sizeof nm);
+        vocab_id_name(v, r->ids[i], nm, sizeof nm);
         if (col + strlen(nm) + 1 > 78) {
             printf("\n ");
             col = 1;
         }
         col += (size_t)printf(" %s", nm);
     }
-    printf("%s\n", n_ids > shown ? " ..." : "");
-    piano_roll(notes.notes, notes.n);
+    printf("%s\n", r->n_ids > shown ? " ..." : "");
+    piano_roll(r->notes.notes, r->notes.n);
+    return 0;
+}
 
+/* Decodes the events back to notes; without a model (HAVE_MODEL 0) writes
+ * them to the output, which `continue` writes otherwise. */
+static int decode_back(demo_run *r, int have_model)
+{
     perf_decoder d;
-    perf_decoder_init(&d, v, PERF_MAX_NOTE_S_DEFAULT);
-    for (size_t i = 0; i < n_ids; i++)
-        if (perf_decoder_push(&d, ids[i], &back) < 0)
-            goto done;
-    if (perf_decoder_finish(&d, &back) < 0 || note_list_sort(&back) < 0)
-        goto done;
-    char model_path[PATH_MAX];
-    int have_model = model_find_default(model_path, sizeof model_path) == 0;
-    size_t n_ev_motif = 0;
-    if (!have_model) {      /* else `continue` writes OUTPUT */
-        if (perf_notes_to_events(back.notes, back.n, &ev, &n_ev_motif) < 0)
-            goto done;
-        smf_track_out track = { .name = "continuo demo: motif decoded", .events = ev,
-                                .n_events = n_ev_motif };
-        if (smf_write_file(output, &track, 1) < 0)
-            goto done;
-    }
+    perf_decoder_init(&d, r->v, PERF_MAX_NOTE_S_DEFAULT);
+    for (size_t i = 0; i < r->n_ids; i++)
+        if (perf_decoder_push(&d, r->ids[i], &r->back) < 0)
+            return -1;
+    if (perf_decoder_finish(&d, &r->back) < 0 || note_list_sort(&r->back) < 0)
+        return -1;
+    if (have_model)
+        return 0;
+    if (perf_notes_to_events(r->back.notes, r->back.n, &r->ev, &r->n_ev) < 0)
+        return -1;
+    smf_track_out track = { .name = "continuo demo: motif decoded", .events = r->ev, .n_events = r->n_ev };
+    return smf_write_file(r->output, &track, 1);
+}
+
+/* How close the round trip came; 0 when every note came back. */
+static int report_round_trip(const demo_run *r, int have_model)
+{
     double max_on, max_off;
     size_t vel_ok;
-    size_t matched = match_notes(v, notes.notes, notes.n, back.notes, back.n, 0.0105,
+    size_t matched = match_notes(r->v, r->notes.notes, r->notes.n, r->back.notes, r->back.n, 0.0105,
                                  &max_on, &max_off, &vel_ok);
     printf("\ndecoded back%s%s: %zu notes\nround trip: %zu of %zu notes matched (same pitch, "
            "onset within 10 ms); max onset error %.1f ms, max release error %.1f ms; "
-           "%zu velocities in the same bin\n", have_model ? "" : " to ", have_model ? "" : output, back.n, matched, notes.n,
-           max_on * 1e3, max_off * 1e3, vel_ok);
-    status = matched == notes.n && back.n == notes.n ? 0 : 1;
-    if (status) {
-        log_error("demo: the round trip lost notes");
+           "%zu velocities in the same bin\n", have_model ? "" : " to ", have_model ? "" : r->output,
+           r->back.n, matched, r->notes.n, max_on * 1e3, max_off * 1e3, vel_ok);
+    if (matched == r->notes.n && r->back.n == r->notes.n)
+        return 0;
+    log_error("demo: the round trip lost notes");
+    return -1;
+}
+
+int cmd_demo(int argc, char **argv)
+{
+    demo_run r = { .output = "continuo-demo.mid", .v = vocab_default() };
+    listen_opts listen = { 0 };
+    char model_path[PATH_MAX];
+    int status = parse_args(argc, argv, &r, &listen);
+    if (status != CLI_GO_ON)
+        return status;
+    int have_model = model_find_default(model_path, sizeof model_path) == 0;
+    status = 1;
+    if (read_motif(&r) < 0 || show_events(&r) < 0 || decode_back(&r, have_model) < 0
+        || report_round_trip(&r, have_model) < 0)
         goto done;
-    }
     if (have_model) {
-        status = continue_motif(path, model_path, output, &listen);
+        status = continue_motif(r.path, model_path, r.output, &listen);
     } else {
         printf("\nno model installed (models/continuo-default.gguf): the continuation step was skipped\n");
-        smf_track_out track = { .name = "motif", .events = ev, .n_events = n_ev_motif };
-        if (listen_output(&listen, &track, 1) != 0)
-            status = 1;
+        smf_track_out track = { .name = "motif", .events = r.ev, .n_events = r.n_ev };
+        status = listen_output(&listen, &track, 1) == 0 ? 0 : 1;
     }
 done:
-    free(ids);
-    free(ev);
-    note_list_free(&notes);
-    note_list_free(&back);
-    smf_free(&f);
+    demo_free(&r);
     return status;
 }

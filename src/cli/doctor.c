@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "cli/commands.h"
+#include "cli/opts.h"
 #include "daemon/control.h"
 #include "daemon/options.h"
 #include "io/midi_port.h"
@@ -24,18 +25,15 @@
 
 #define NEED_EPS 800.0      /* events/s: 20x real time at 40 events/s of playing */
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "usage: continuo doctor [--config FILE] [--set KEY=VALUE ...]\n"
-        "\n"
-        "Checks what `continuo serve` needs with the config it would read (the same\n"
-        "file and --set options): the config file, the ALSA sequencer, the MIDI ports,\n"
-        "the soundfont, the audio drivers, the model and its speed, the control\n"
-        "socket's folder.  One line each: ok, warn (serve starts, but see the fix) or\n"
-        "FAIL (serve would not start), with a fix.  Exits 0 only when serve would\n"
-        "start with this config.\n");
-}
+static const char doctor_usage[] =
+    "usage: continuo doctor [--config FILE] [--set KEY=VALUE ...]\n"
+    "\n"
+    "Checks what `continuo serve` needs with the config it would read (the same\n"
+    "file and --set options): the config file, the ALSA sequencer, the MIDI ports,\n"
+    "the soundfont, the audio drivers, the model and its speed, the control\n"
+    "socket's folder.  One line each: ok, warn (serve starts, but see the fix) or\n"
+    "FAIL (serve would not start), with a fix.  Exits 0 only when serve would\n"
+    "start with this config.\n";
 
 typedef struct doctor {
     int fails, warns;
@@ -82,7 +80,7 @@ static int uses(const char *list, const char *backend)
 
 /* ---- the config file ---- */
 
-static int check_config(doctor *d, config *c, const char *path_arg, char **sets, int n_sets)
+static int check_config(doctor *d, config *c, const char *path_arg, const char **sets, int n_sets)
 {
     char found[CONFIG_STR_MAX];
     const char *path = path_arg;
@@ -469,30 +467,24 @@ static void check_socket(doctor *d, const config *c)
 
 int cmd_doctor(int argc, char **argv)
 {
-    const char *path = NULL;
-    char *sets[256];
-    int n_sets = 0;
+    const char *path = NULL, *set_item[256];
+    cli_list sets = { set_item, 0, 256 };
     doctor d = { 0, 0 };
     config c;
-
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
-            path = argv[++i];
-        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && n_sets < 256) {
-            sets[n_sets++] = argv[++i];
-        } else {
-            fprintf(stderr, "continuo doctor: unknown or incomplete option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
+    const cli_option options[] = { CLI_OPT_CONFIG(&path), CLI_OPT_SET(&sets), CLI_OPT_HELP, CLI_END };
+    const cli_spec spec = { .name = "doctor", .usage = doctor_usage, .options = options };
+    int n_in;
+    int rc = cli_parse(&spec, argc, argv, &n_in);
+    if (rc != CLI_GO_ON)
+        return rc;
+    if (n_in) {
+        fprintf(stderr, "continuo doctor: unknown argument '%s' (see --help)\n", argv[1]);
+        return 2;
     }
     /* One report in order: the errors of the parts checked go with it. */
     fflush(stdout);
     dup2(STDOUT_FILENO, STDERR_FILENO);
-    if (check_config(&d, &c, path, sets, n_sets) == 0) {
+    if (check_config(&d, &c, path, sets.item, sets.n) == 0) {
         check_midi(&d, &c);
         check_sound(&d, &c);
         check_model(&d, &c);

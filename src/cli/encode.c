@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/opts.h"
 #include "codec/perf.h"
 #include "codec/tokfile.h"
 #include "codec/vocab.h"
@@ -11,36 +12,6 @@
 #include "util/fileio.h"
 #include "util/log.h"
 #include "util/progress.h"
-
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "usage: continuo encode IN.mid... -o OUT.tok [options]\n"
-        "       continuo encode --list FILES.txt -o OUT.tok [options]\n"
-        "       continuo encode --split-file split.tsv --split train -o OUT.tok [--root DIR]\n"
-        "\n"
-        "Encodes MIDI performances as performance events (docs/TOKENS.md): sustain\n"
-        "pedal folded into note lengths, 10 ms time steps, 32 velocity bins.  All\n"
-        "files go into one token file, one sequence per file.\n"
-        "\n"
-        "options:\n"
-        "  -o, --output FILE    the token file to write (all or nothing; '-' = stdout)\n"
-        "  --vocab NAME         mt310 (default: Music Transformer, 310 ids) or prnn388\n"
-        "  --stretch F          multiply times by F before quantizing (augmentation), default 1\n"
-        "  --transpose N        shift pitches by N semitones; notes leaving the layout's\n"
-        "                       range are dropped and counted\n"
-        "  --eos                end each sequence with EOS (layouts that have it)\n"
-        "  --list FILE          read input paths from FILE, one per line ('#' comments)\n"
-        "  --split-file TSV     inputs from a split file with columns split and file\n"
-        "                       (ASAP's split.tsv; file is relative to --root)\n"
-        "  --split NAME         only the rows of that split (train, valid, ...)\n"
-        "  --root DIR           folder the split file's paths are relative to\n"
-        "                       (default: the split file's folder)\n"
-        "  --skip-bad           warn about a bad MIDI file and go on (default: error,\n"
-        "                       exit 1, no output file)\n"
-        "  -q, --quiet          no summary line\n"
-        "  -h, --help           this help\n");
-}
 
 /* The inputs: path to read, and the name stored in the token file. */
 typedef struct input_list {
@@ -215,187 +186,204 @@ static int read_split(const char *path, const char *split, const char *root, inp
     return rc;
 }
 
-int cmd_encode(int argc, char **argv)
-{
-    const char *output = NULL, *vocab_name = "mt310", *list = NULL;
-    const char *split_file = NULL, *split = NULL, *root = NULL;
-    int skip_bad = 0, quiet = 0, status = 1;
-    encode_opts opt = { .stretch = 1.0, .transpose = 0, .add_eos = 0 };
-    input_list in = { 0 };
-    tokfile_writer w;
-    int have_writer = 0;
-    char *root_buf = NULL;
+static const char encode_usage[] =
+    "usage: continuo encode IN.mid... -o OUT.tok [options]\n"
+    "       continuo encode --list FILES.txt -o OUT.tok [options]\n"
+    "       continuo encode --split-file split.tsv --split train -o OUT.tok [--root DIR]\n"
+    "\n"
+    "Encodes MIDI performances as performance events (docs/TOKENS.md): sustain\n"
+    "pedal folded into note lengths, 10 ms time steps, 32 velocity bins.  All\n"
+    "files go into one token file, one sequence per file.\n";
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cli_is_help(a)) {
-            usage(stdout);
-            status = 0;
-            goto done;
-        }
-        if (strcmp(a, "--skip-bad") == 0) {
-            skip_bad = 1;
-            continue;
-        }
-        if (strcmp(a, "--eos") == 0) {
-            opt.add_eos = 1;
-            continue;
-        }
-        if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            quiet = 1;
-            continue;
-        }
-        if (a[0] != '-') {
-            if (inputs_add(&in, a, a) < 0)
-                goto done;
-            continue;
-        }
-        if (!val) {
-            fprintf(stderr, "continuo encode: %s needs a value (see --help)\n", a);
-            status = 2;
-            goto done;
-        }
-        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            output = val;
-        } else if (strcmp(a, "--vocab") == 0) {
-            vocab_name = val;
-        } else if (strcmp(a, "--stretch") == 0) {
-            if (cli_number("encode", a, val, 0.1, 10, &opt.stretch) < 0) {
-                status = 2;
-                goto done;
-            }
-        } else if (strcmp(a, "--transpose") == 0) {
-            long t;
-            if (cli_integer("encode", a, val, -127, 127, &t) < 0) {
-                status = 2;
-                goto done;
-            }
-            opt.transpose = (int)t;
-        } else if (strcmp(a, "--list") == 0) {
-            list = val;
-        } else if (strcmp(a, "--split-file") == 0) {
-            split_file = val;
-        } else if (strcmp(a, "--split") == 0) {
-            split = val;
-        } else if (strcmp(a, "--root") == 0) {
-            root = val;
-        } else {
-            fprintf(stderr, "continuo encode: unknown option '%s' (see --help)\n", a);
-            status = 2;
-            goto done;
-        }
-        i++;
+/* What the command line asks for. */
+typedef struct encode_args {
+    const char *output, *vocab_name, *list, *split_file, *split, *root;
+    int skip_bad, quiet;
+    encode_opts opt;
+    const vocab *v;
+    input_list in;
+    char *root_buf;     /* the split file's folder when no --root: owned */
+} encode_args;
+
+/* Totals over the files encoded, for the summary line. */
+typedef struct encode_totals {
+    size_t n_files, n_bad, n_events;
+    perf_encode_info info;
+    double seconds;
+} encode_totals;
+
+/* The options into A, the operands into A->in; CLI_GO_ON, or the exit status. */
+static int parse_args(int argc, char **argv, encode_args *a)
+{
+    *a = (encode_args){ .vocab_name = "mt310", .opt = { .stretch = 1.0 } };
+    const cli_option options[] = {
+        CLI_FILE("output", 'o', "FILE", &a->output, "the token file to write (all or nothing; '-' = stdout)"),
+        CLI_STRING("vocab", 0, "NAME", &a->vocab_name, "mt310 (default: Music Transformer, 310 ids) or prnn388"),
+        CLI_DOUBLE("stretch", 0, "F", 0.1, 10, &a->opt.stretch,
+                   "multiply times by F before quantizing (augmentation), default 1"),
+        CLI_INT("transpose", 0, "N", -127, 127, &a->opt.transpose,
+                "shift pitches by N semitones; notes leaving the layout's\n"
+                "range are dropped and counted"),
+        CLI_FLAG("eos", 0, &a->opt.add_eos, "end each sequence with EOS (layouts that have it)"),
+        CLI_FILE("list", 0, "FILE", &a->list, "read input paths from FILE, one per line ('#' comments)"),
+        CLI_FILE("split-file", 0, "TSV", &a->split_file,
+                 "inputs from a split file with columns split and file\n"
+                 "(ASAP's split.tsv; file is relative to --root)"),
+        CLI_STRING("split", 0, "NAME", &a->split, "only the rows of that split (train, valid, ...)"),
+        CLI_FILE("root", 0, "DIR", &a->root,
+                 "folder the split file's paths are relative to\n"
+                 "(default: the split file's folder)"),
+        CLI_FLAG("skip-bad", 0, &a->skip_bad,
+                 "warn about a bad MIDI file and go on (default: error,\n"
+                 "exit 1, no output file)"),
+        CLI_OPT_QUIET(&a->quiet),
+        CLI_OPT_HELP,
+        CLI_END
+    };
+    const cli_spec spec = { .name = "encode", .usage = encode_usage, .options = options };
+    int n_in;
+    int rc = cli_parse(&spec, argc, argv, &n_in);
+    if (rc != CLI_GO_ON)
+        return rc;
+    if (!(a->v = vocab_find(a->vocab_name))) {
+        fprintf(stderr, "continuo encode: unknown vocabulary '%s' (mt310 or prnn388)\n", a->vocab_name);
+        return 2;
     }
-    const vocab *v = vocab_find(vocab_name);
-    if (!v) {
-        fprintf(stderr, "continuo encode: unknown vocabulary '%s' (mt310 or prnn388)\n", vocab_name);
-        status = 2;
-        goto done;
-    }
-    if (!output) {
+    if (!a->output) {
         fprintf(stderr, "continuo encode: no output file: give -o OUT.tok (see --help)\n");
-        status = 2;
-        goto done;
+        return 2;
     }
-    if ((split || root) && !split_file) {
+    if ((a->split || a->root) && !a->split_file) {
         fprintf(stderr, "continuo encode: --split and --root go with --split-file\n");
-        status = 2;
-        goto done;
+        return 2;
     }
-    if (list && read_list(list, &in) < 0)
-        goto done;
-    if (split_file) {
-        if (!root) {
-            root_buf = strdup(split_file);
-            if (!root_buf)
-                goto done;
-            char *slash = strrchr(root_buf, '/');
+    for (int i = 1; i <= n_in; i++)
+        if (inputs_add(&a->in, argv[i], argv[i]) < 0)
+            return 1;
+    return CLI_GO_ON;
+}
+
+/* The files named by --list and --split-file, after the operands; 0, 1 (a
+ * file could not be read) or 2 (no input at all). */
+static int gather_inputs(encode_args *a)
+{
+    if (a->list && read_list(a->list, &a->in) < 0)
+        return 1;
+    if (a->split_file) {
+        if (!a->root) {
+            if (!(a->root_buf = strdup(a->split_file)))
+                return 1;
+            char *slash = strrchr(a->root_buf, '/');
             if (slash)
                 *slash = '\0';
             else
-                strcpy(root_buf, ".");
-            root = root_buf;
+                strcpy(a->root_buf, ".");
+            a->root = a->root_buf;
         }
-        if (read_split(split_file, split, root, &in) < 0)
-            goto done;
+        if (read_split(a->split_file, a->split, a->root, &a->in) < 0)
+            return 1;
     }
-    if (in.n == 0) {
+    if (a->in.n == 0) {
         fprintf(stderr, "continuo encode: no input files (see --help)\n");
-        status = 2;
-        goto done;
+        return 2;
     }
+    return 0;
+}
 
-    if (tokfile_writer_init(&w, v->name, (uint32_t)v->size) < 0)
-        goto done;
-    have_writer = 1;
+/* Input I into W; 0, 1 when it is a bad MIDI file (to skip), -1 on failure. */
+static int encode_one(const encode_args *a, size_t i, tokfile_writer *w, encode_totals *t)
+{
+    smf f;
+    note_list notes = { 0 };
+    uint16_t *ids = NULL;
+    size_t nid = 0;
+    perf_encode_info info;
+
+    if (smf_read_file(a->in.path[i], &f) < 0)
+        return 1;
+    int rc = perf_notes_from_midi(f.events, f.n_events, &notes);
+    smf_free(&f);
+    if (rc == 0)
+        rc = perf_encode_ex(a->v, notes.notes, notes.n, &a->opt, &ids, &nid, &info);
+    if (rc == 0)
+        rc = tokfile_writer_add(w, ids, nid, a->in.name[i]);
+    note_list_free(&notes);
+    free(ids);
+    if (rc < 0)
+        return -1;
+    if (info.n_notes == 0)
+        log_warn("%s: no notes to encode", a->in.path[i]);
+    t->n_files++;
+    t->n_events += nid;
+    t->info.n_notes += info.n_notes;
+    t->info.n_out_of_range += info.n_out_of_range;
+    t->info.n_collapsed += info.n_collapsed;
+    t->info.n_lengthened += info.n_lengthened;
+    return 0;
+}
+
+/* Every input into W, with a progress bar; 0 or -1 (logged). */
+static int encode_all(const encode_args *a, tokfile_writer *w, encode_totals *t)
+{
     progress pg;
-    size_t n_files = 0, n_bad = 0, n_events = 0;
-    perf_encode_info total = { 0 };
-    double t0 = now_seconds();
-    progress_begin(&pg, "encoding", in.n);
-    for (size_t i = 0; i < in.n; i++) {
-        smf f;
-        note_list notes = { 0 };
-        uint16_t *ids = NULL;
-        size_t nid = 0;
-        perf_encode_info info;
-
-        progress_update(&pg, i, in.name[i]);
-        if (smf_read_file(in.path[i], &f) < 0) {
-            if (!skip_bad) {
-                progress_end(&pg);
-                log_error("encode: stopped at %s (bad MIDI file); no output written "
-                          "(--skip-bad goes on without it)", in.path[i]);
-                goto done;
-            }
-            log_warn("encode: skipping %s", in.path[i]);
-            n_bad++;
-            continue;
-        }
-        int rc = perf_notes_from_midi(f.events, f.n_events, &notes);
-        smf_free(&f);
-        if (rc == 0)
-            rc = perf_encode_ex(v, notes.notes, notes.n, &opt, &ids, &nid, &info);
-        if (rc == 0)
-            rc = tokfile_writer_add(&w, ids, nid, in.name[i]);
-        note_list_free(&notes);
-        free(ids);
-        if (rc < 0) {
+    int rc = 0;
+    progress_begin(&pg, "encoding", a->in.n);
+    for (size_t i = 0; rc == 0 && i < a->in.n; i++) {
+        progress_update(&pg, i, a->in.name[i]);
+        int one = encode_one(a, i, w, t);
+        if (one == 1 && a->skip_bad) {
+            log_warn("encode: skipping %s", a->in.path[i]);
+            t->n_bad++;
+        } else if (one == 1) {
             progress_end(&pg);
-            goto done;
+            log_error("encode: stopped at %s (bad MIDI file); no output written "
+                      "(--skip-bad goes on without it)", a->in.path[i]);
+            return -1;
+        } else {
+            rc = one;
         }
-        if (info.n_notes == 0)
-            log_warn("%s: no notes to encode", in.path[i]);
-        n_files++;
-        n_events += nid;
-        total.n_notes += info.n_notes;
-        total.n_out_of_range += info.n_out_of_range;
-        total.n_collapsed += info.n_collapsed;
-        total.n_lengthened += info.n_lengthened;
     }
-    progress_update(&pg, in.n, NULL);
+    if (rc == 0)
+        progress_update(&pg, a->in.n, NULL);
     progress_end(&pg);
-    if (tokfile_writer_save(&w, output) < 0)
+    return rc;
+}
+
+static void print_summary(const encode_args *a, const encode_totals *t)
+{
+    FILE *fp = strcmp(a->output, "-") == 0 ? stderr : stdout;
+    fprintf(fp, "encoded %zu file%s (%s): %zu notes, %zu events in %.2f s (%.2f M events/s)\n",
+            t->n_files, t->n_files == 1 ? "" : "s", a->v->name, t->info.n_notes, t->n_events, t->seconds,
+            t->seconds > 0 ? (double)t->n_events / t->seconds / 1e6 : 0.0);
+    if (t->n_bad)
+        fprintf(fp, "skipped %zu bad file%s\n", t->n_bad, t->n_bad == 1 ? "" : "s");
+    if (t->info.n_out_of_range || t->info.n_collapsed || t->info.n_lengthened)
+        fprintf(fp, "notes dropped: %zu out of range, %zu struck twice within 10 ms; "
+                "%zu shorter than 10 ms given one step\n",
+                t->info.n_out_of_range, t->info.n_collapsed, t->info.n_lengthened);
+}
+
+int cmd_encode(int argc, char **argv)
+{
+    encode_args a;
+    encode_totals t = { 0 };
+    tokfile_writer w;
+    int status = parse_args(argc, argv, &a);
+    if (status != CLI_GO_ON || (status = gather_inputs(&a)) != 0)
         goto done;
-    double secs = now_seconds() - t0;
-    if (!quiet) {
-        FILE *fp = strcmp(output, "-") == 0 ? stderr : stdout;
-        fprintf(fp, "encoded %zu file%s (%s): %zu notes, %zu events in %.2f s (%.2f M events/s)\n",
-                n_files, n_files == 1 ? "" : "s", v->name, total.n_notes, n_events, secs,
-                secs > 0 ? (double)n_events / secs / 1e6 : 0.0);
-        if (n_bad)
-            fprintf(fp, "skipped %zu bad file%s\n", n_bad, n_bad == 1 ? "" : "s");
-        if (total.n_out_of_range || total.n_collapsed || total.n_lengthened)
-            fprintf(fp, "notes dropped: %zu out of range, %zu struck twice within 10 ms; "
-                    "%zu shorter than 10 ms given one step\n",
-                    total.n_out_of_range, total.n_collapsed, total.n_lengthened);
+    status = 1;
+    if (tokfile_writer_init(&w, a.v->name, (uint32_t)a.v->size) < 0)
+        goto done;
+    double t0 = now_seconds();
+    if (encode_all(&a, &w, &t) == 0 && tokfile_writer_save(&w, a.output) == 0) {
+        t.seconds = now_seconds() - t0;
+        if (!a.quiet)
+            print_summary(&a, &t);
+        status = 0;
     }
-    status = 0;
+    tokfile_writer_free(&w);
 done:
-    if (have_writer)
-        tokfile_writer_free(&w);
-    inputs_free(&in);
-    free(root_buf);
+    inputs_free(&a.in);
+    free(a.root_buf);
     return status;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/opts.h"
 #include "codec/perf.h"
 #include "codec/tokfile.h"
 #include "codec/vocab.h"
@@ -13,24 +14,11 @@
 #include "util/log.h"
 #include "util/progress.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "usage: continuo eval [--model FILE] [--memory window|stream] [--threads N] FILES...\n"
-        "Scores MIDI files (.mid) or token files (.tok, from `continuo encode`) with the model;\n"
-        "every event after a sequence's first is predicted once. Prints one line per file,\n"
-        "then `nll <nats per event> events <count>`.\n"
-        "  --model FILE     model file (default: $CONTINUO_MODEL, the installed default model,\n"
-        "                   ./models/continuo-default.gguf)\n"
-        "  --memory window  (default) each sequence is cut into windows of context+1 events\n"
-        "                   overlapping by one (train/model.py eval_windows), scored from scratch:\n"
-        "                   what the model saw in training\n"
-        "  --memory stream  each sequence is one stream through the rolling cache, as `continue`\n"
-        "                   and `serve` run with memory stream: the first context events as in a\n"
-        "                   window, then each event sees the context-1 before it, their cached\n"
-        "                   states computed when they came (train/model.py window=context)\n"
-        "  --threads N      threads (default 2)\n");
-}
+static const char eval_usage[] =
+    "usage: continuo eval [--model FILE] [--memory window|stream] [--threads N] FILES...\n"
+    "Scores MIDI files (.mid) or token files (.tok, from `continuo encode`) with the model;\n"
+    "every event after a sequence's first is predicted once. Prints one line per file,\n"
+    "then `nll <nats per event> events <count>`.\n";
 
 /* Running totals over everything scored. */
 typedef struct nll_sum {
@@ -137,65 +125,65 @@ static int score_file(const char *path, const vocab *v, model_state *s, float *l
     return rc;
 }
 
-int cmd_eval(int argc, char **argv)
+/* What the command line asks for; the files are ARGV[1..n_files]. */
+typedef struct eval_args {
+    const char *model_arg;
+    int threads, memory;    /* memory: a model_memory */
+    int n_files;
+} eval_args;
+
+/* The options into A, the files to ARGV[1..]; CLI_GO_ON, or the exit status. */
+static int parse_args(int argc, char **argv, eval_args *a)
 {
-    const char *model_arg = NULL;
-    int threads = 2, first = argc, memory = MODEL_MEMORY_WINDOW;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
-            model_arg = argv[++i];
-        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            long v;
-            if (cli_integer("eval", "--threads", argv[++i], 1, 64, &v) < 0)
-                return 2;
-            threads = (int)v;
-        } else if (strcmp(argv[i], "--memory") == 0) {
-            if (cli_memory("eval", i + 1 < argc ? argv[++i] : NULL, &memory) < 0)
-                return 2;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "continuo eval: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        } else {
-            first = i;
-            break;
-        }
-    }
-    if (first >= argc) {
-        usage(stderr);
+    *a = (eval_args){ .threads = 2, .memory = MODEL_MEMORY_WINDOW };
+    const cli_option options[] = {
+        CLI_OPT_MODEL(&a->model_arg),
+        CLI_OPT_MEMORY(&a->memory,
+                       "window (default): each sequence is cut into windows of\n"
+                       "context+1 events overlapping by one (train/model.py\n"
+                       "eval_windows), scored from scratch: what the model saw in\n"
+                       "training.  stream: each sequence is one stream through the\n"
+                       "rolling cache, as `continue` and `serve` run with memory\n"
+                       "stream: the first context events as in a window, then each\n"
+                       "event sees the context-1 before it, their cached states\n"
+                       "computed when they came (train/model.py window=context)"),
+        CLI_OPT_THREADS(&a->threads),
+        CLI_OPT_HELP,
+        CLI_END
+    };
+    const cli_spec spec = { .name = "eval", .usage = eval_usage, .options = options };
+    int rc = cli_parse(&spec, argc, argv, &a->n_files);
+    if (rc != CLI_GO_ON)
+        return rc;
+    if (a->n_files == 0) {
+        cli_usage(&spec, stderr);
         return 2;
     }
-    model m;
-    const vocab *v;
-    if (model_open(&m, model_arg, &v) != 0)
-        return 1;
-    model_state s;
-    if (model_state_init(&s, &m, threads) != 0) {
-        model_free(&m);
-        return 1;
-    }
-    model_state_set_memory(&s, (model_memory)memory);
-    float *logits = malloc(sizeof(float) * (size_t)m.cfg.context * (size_t)m.cfg.vocab_size);
-    int *buf = malloc(sizeof(int) * (size_t)m.cfg.context);
+    return CLI_GO_ON;
+}
+
+/* Scores FILES one by one, a line each, then the total; 0 or 1. */
+static int score_files(model_state *s, const vocab *v, char **files, int n_files)
+{
+    const model_config *c = &s->m->cfg;
+    float *logits = malloc(sizeof(float) * (size_t)c->context * (size_t)c->vocab_size);
+    int *buf = malloc(sizeof(int) * (size_t)c->context);
     int status = 0;
     nll_sum total = { 0, 0 };
     progress pr;
-    progress_begin(&pr, "scoring", (size_t)(argc - first));
+    progress_begin(&pr, "scoring", (size_t)n_files);
     if (!logits || !buf) {
         log_error("eval: out of memory");
         status = 1;
     }
-    for (int i = first; status == 0 && i < argc; i++) {
+    for (int i = 0; status == 0 && i < n_files; i++) {
         nll_sum one = { 0, 0 };
-        progress_update(&pr, (size_t)(i - first), argv[i]);
-        if (score_file(argv[i], v, &s, logits, buf, &one) != 0) {
+        progress_update(&pr, (size_t)i, files[i]);
+        if (score_file(files[i], v, s, logits, buf, &one) != 0) {
             status = 1;
             break;
         }
-        printf("%s: nll %.6f events %zu\n", argv[i], one.events ? one.nats / (double)one.events : 0.0,
+        printf("%s: nll %.6f events %zu\n", files[i], one.events ? one.nats / (double)one.events : 0.0,
                one.events);
         total.nats += one.nats;
         total.events += one.events;
@@ -209,6 +197,26 @@ int cmd_eval(int argc, char **argv)
         printf("nll %.6f events %zu\n", total.nats / (double)total.events, total.events);
     free(buf);
     free(logits);
+    return status;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    eval_args a;
+    model m;
+    model_state s;
+    const vocab *v;
+    int status = parse_args(argc, argv, &a);
+    if (status != CLI_GO_ON)
+        return status;
+    if (model_open(&m, a.model_arg, &v) != 0)
+        return 1;
+    if (model_state_init(&s, &m, a.threads) != 0) {
+        model_free(&m);
+        return 1;
+    }
+    model_state_set_memory(&s, (model_memory)a.memory);
+    status = score_files(&s, v, argv + 1, a.n_files);
     model_state_free(&s);
     model_free(&m);
     return status;

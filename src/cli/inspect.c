@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/opts.h"
 #include "midi/smf.h"
 
 #define SUSTAIN_CC        64
@@ -19,19 +20,14 @@ typedef struct file_summary {
     double pedal_down_s;        /* seconds with the pedal down on any channel */
 } file_summary;
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "usage: continuo inspect FILE.mid...\n"
-        "\n"
-        "Prints, for each MIDI file: format, tracks (names and event counts),\n"
-        "time division, duration, notes (count, pitch and velocity ranges),\n"
-        "sustain pedal use, tempo changes and any problems found while reading.\n"
-        "A file that cannot be read gets a one-line error naming the byte and\n"
-        "the problem; the other files are still inspected.\n"
-        "\n"
-        "exit status: 0 all files read, 1 a file could not be read, 2 bad usage\n");
-}
+static const char inspect_usage[] =
+    "usage: continuo inspect FILE.mid...\n"
+    "\n"
+    "Prints, for each MIDI file: format, tracks (names and event counts),\n"
+    "time division, duration, notes (count, pitch and velocity ranges),\n"
+    "sustain pedal use, tempo changes and any problems found while reading.\n"
+    "A file that cannot be read gets a one-line error naming the byte and\n"
+    "the problem; the other files are still inspected.\n";
 
 /* "mm:ss.s", rounded to a tenth of a second. */
 static void format_time(char *buf, size_t n, double seconds)
@@ -154,25 +150,18 @@ static int inspect_file(const char *path, int first)
 
 int cmd_inspect(int argc, char **argv)
 {
-    int n_files = 0, status = 0, printed = 0;
-
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        }
-        if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "continuo: inspect: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
-        n_files++;
-    }
+    const cli_option options[] = { CLI_OPT_HELP, CLI_END };
+    const cli_spec spec = { .name = "inspect", .usage = inspect_usage, .options = options,
+                            .epilog = "exit status: 0 all files read, 1 a file could not be read, 2 bad usage\n" };
+    int n_files, status = 0, printed = 0;
+    int rc = cli_parse(&spec, argc, argv, &n_files);
+    if (rc != CLI_GO_ON)
+        return rc;
     if (n_files == 0) {
-        usage(stderr);
+        cli_usage(&spec, stderr);
         return 2;
     }
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i <= n_files; i++) {
         if (inspect_file(argv[i], !printed) != 0)
             status = 1;
         else

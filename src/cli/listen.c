@@ -11,29 +11,6 @@
 #include "synth/render.h"
 #include "util/log.h"
 
-const char listen_usage[] =
-    "  --wav FILE          also render the music to a WAV file through FluidSynth,\n"
-    "                      offline (faster than real time)\n"
-    "  --play              also play it through FluidSynth to the audio device\n"
-    "                      (Ctrl-C stops); soundfont, audio_driver, audio_device and\n"
-    "                      gain come from the config file `continuo serve` reads\n";
-
-int listen_parse(const char *cmd, int argc, char **argv, int *i, listen_opts *o)
-{
-    if (strcmp(argv[*i], "--play") == 0) {
-        o->play = 1;
-        return 1;
-    }
-    if (strcmp(argv[*i], "--wav") != 0)
-        return 0;
-    if (*i + 1 >= argc || !argv[*i + 1][0]) {
-        fprintf(stderr, "continuo %s: --wav needs a file name\n", cmd);
-        return -1;
-    }
-    o->wav = argv[++*i];
-    return 1;
-}
-
 /* The settings of the synth: the config file's, else the defaults. */
 static int load_settings(config *c, char *path, size_t len)
 {

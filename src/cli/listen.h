@@ -2,6 +2,7 @@
 #ifndef CONTINUO_CLI_LISTEN_H
 #define CONTINUO_CLI_LISTEN_H
 
+#include "cli/opts.h"
 #include "midi/smf.h"
 
 typedef struct listen_opts {
@@ -9,13 +10,15 @@ typedef struct listen_opts {
     const char *wav;    /* --wav FILE: rendered offline; NULL: none (borrowed) */
 } listen_opts;
 
-/* The help lines of the two options. */
-extern const char listen_usage[];
-
-/* When ARGV[*I] is --play or --wav FILE: records it in O, moves *I to its
- * last argument and returns 1; returns 0 for any other argument, and -1
- * after printing "continuo CMD: --wav needs a file name". */
-int listen_parse(const char *cmd, int argc, char **argv, int *i, listen_opts *o);
+/* The two options' rows of an option table (opts.h), into O. */
+#define LISTEN_OPTIONS(o) \
+    CLI_FILE("wav", 0, "FILE", &(o)->wav, \
+             "also render the music to a WAV file through FluidSynth,\n" \
+             "offline (faster than real time)"), \
+    CLI_FLAG("play", 0, &(o)->play, \
+             "also play it through FluidSynth to the audio device\n" \
+             "(Ctrl-C stops); soundfont, audio_driver, audio_device and\n" \
+             "gain come from the config file `continuo serve` reads")
 
 /* Renders the tracks (merged by time) to O->wav, then plays them when
  * O->play, with the soundfont, audio_driver, audio_device and gain of the

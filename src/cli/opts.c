@@ -225,6 +225,8 @@ void cli_usage(const cli_spec *spec, FILE *fp)
     char left[128];
     size_t col = 0;
     fputs(spec->usage, fp);
+    if (spec->more_usage)
+        spec->more_usage(fp);
     for (const cli_option *o = spec->options; o->name; o++) {
         size_t n = option_left(o, left, sizeof left);
         if (n <= HELP_COLUMN_MAX && n > col)

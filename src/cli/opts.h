@@ -41,6 +41,8 @@ typedef struct cli_option {
 typedef struct cli_spec {
     const char       *name;     /* the subcommand, for messages: "continuo NAME: ..." */
     const char       *usage;    /* printed before the options: "usage: ..." lines, description */
+    void (*more_usage)(FILE *fp); /* writes what follows USAGE, before the options (ctl: the
+                                     commands, from the service's table), or NULL */
     const char       *epilog;   /* printed after the options, or NULL */
     const cli_option *options;  /* ends with CLI_END */
     int options_first;          /* 1: options end at the first operand (ctl: its words may
@@ -95,8 +97,8 @@ typedef struct cli_spec {
  * range, a value not among the choices). */
 int cli_parse(const cli_spec *spec, int argc, char **argv, int *n_operands);
 
-/* Writes the help: SPEC's usage, its options with their help in two
- * columns, its epilog. */
+/* Writes the help: SPEC's usage (and more_usage), its options with their
+ * help in two columns, its epilog. */
 void cli_usage(const cli_spec *spec, FILE *fp);
 
 #endif

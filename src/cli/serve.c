@@ -3,25 +3,53 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/opts.h"
 #include "daemon/options.h"
 #include "daemon/loop.h"
 #include "io/midi_port.h"
 #include "util/log.h"
 
-static void usage(FILE *fp)
+static const char serve_usage[] =
+    "usage: continuo serve [--config FILE] [--set KEY=VALUE ...] [options]\n"
+    "\n"
+    "Listens to MIDI input and answers each phrase with a continuation\n"
+    "from the model (see continuo(1) and config/continuo.conf).\n";
+
+#define MAX_SETS 256
+
+/* What the command line asks for. */
+typedef struct serve_args {
+    const char *path;                   /* --config */
+    const char *set_item[MAX_SETS];
+    cli_list sets;                      /* --set KEY=VALUE, in order */
+    int check_only, dump_config, list_ports, verbose;
+} serve_args;
+
+/* The options into A; CLI_GO_ON, or the exit status. */
+static int parse_args(int argc, char **argv, serve_args *a)
 {
-    fprintf(fp,
-        "usage: continuo serve [--config FILE] [--set KEY=VALUE ...] [options]\n"
-        "\n"
-        "Listens to MIDI input and answers each phrase with a continuation\n"
-        "from the model (see continuo(1) and config/continuo.conf).\n"
-        "\n"
-        "  --config FILE     settings (default: the XDG places, else built-in)\n"
-        "  --set KEY=VALUE   override one setting (repeatable)\n"
-        "  --check           read the config, report problems, and exit\n"
-        "  --dump-config     print the documented default config and exit\n"
-        "  --list-ports      print the MIDI ports each backend can see and exit\n"
-        "  -v, --verbose     log more\n");
+    memset(a, 0, sizeof *a);
+    a->sets = (cli_list){ a->set_item, 0, MAX_SETS };
+    const cli_option options[] = {
+        CLI_OPT_CONFIG(&a->path),
+        CLI_OPT_SET(&a->sets),
+        CLI_FLAG("check", 0, &a->check_only, "read the config, report problems, and exit"),
+        CLI_FLAG("dump-config", 0, &a->dump_config, "print the documented default config and exit"),
+        CLI_FLAG("list-ports", 0, &a->list_ports, "print the MIDI ports each backend can see and exit"),
+        CLI_FLAG("verbose", 'v', &a->verbose, "log more"),
+        CLI_OPT_HELP,
+        CLI_END
+    };
+    const cli_spec spec = { .name = "serve", .usage = serve_usage, .options = options };
+    int n_in;
+    int rc = cli_parse(&spec, argc, argv, &n_in);
+    if (rc != CLI_GO_ON)
+        return rc;
+    if (n_in) {
+        fprintf(stderr, "continuo serve: unknown argument '%s' (see --help)\n", argv[1]);
+        return 2;
+    }
+    return CLI_GO_ON;
 }
 
 static void print_port(const midi_port_info *info, void *user)
@@ -33,57 +61,32 @@ static void print_port(const midi_port_info *info, void *user)
 
 int cmd_serve(int argc, char **argv)
 {
+    serve_args a;
     config cfg;
     char found[CONFIG_STR_MAX];
-    const char *path = NULL;
-    int check_only = 0, n_sets = 0;
-    char *sets[256];
-
-    config_defaults(&cfg);
-    /* First pass: the config file, so --set overrides it whatever the order. */
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--dump-config") == 0) {
-            config_write_doc(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--list-ports") == 0) {
-            return midi_port_list(print_port, NULL) < 0 ? 1 : 0;
-        } else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
-            path = argv[++i];
-        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-            i++;
-        } else if (strcmp(argv[i], "--check") == 0) {
-            check_only = 1;
-        } else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0) {
-            log_set_level(LOG_LEVEL_DEBUG);
-        } else {
-            fprintf(stderr, "continuo serve: unknown or incomplete option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (!path && config_find_file(found, sizeof found))
-        path = found;
-    if (path && config_load_file(&cfg, path) < 0)
-        return 1;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--config") == 0)
-            i++;
-        else if (strcmp(argv[i], "--set") == 0) {
-            if (config_set_arg(&cfg, argv[++i]) < 0)
-                return 2;
-            if (n_sets == 256) {
-                fprintf(stderr, "continuo serve: too many --set options\n");
-                return 2;
-            }
-            sets[n_sets++] = argv[i];
-        }
-    }
-    if (check_only) {
-        printf("%s: ok\n", path ? path : "(built-in defaults)");
+    int rc = parse_args(argc, argv, &a);
+    if (rc != CLI_GO_ON)
+        return rc;
+    if (a.dump_config) {
+        config_write_doc(stdout);
         return 0;
     }
-    return daemon_run(&cfg, path, sets, n_sets) < 0 ? 1 : 0;
+    if (a.list_ports)
+        return midi_port_list(print_port, NULL) < 0 ? 1 : 0;
+    if (a.verbose)
+        log_set_level(LOG_LEVEL_DEBUG);
+    /* The config file first, so --set overrides it whatever the order. */
+    config_defaults(&cfg);
+    if (!a.path && config_find_file(found, sizeof found))
+        a.path = found;
+    if (a.path && config_load_file(&cfg, a.path) < 0)
+        return 1;
+    for (int i = 0; i < a.sets.n; i++)
+        if (config_set_arg(&cfg, a.sets.item[i]) < 0)
+            return 2;
+    if (a.check_only) {
+        printf("%s: ok\n", a.path ? a.path : "(built-in defaults)");
+        return 0;
+    }
+    return daemon_run(&cfg, a.path, (char *const *)a.sets.item, a.sets.n) < 0 ? 1 : 0;
 }

@@ -24,6 +24,11 @@ static char err_text[4096];
 
 static const char usage_text[] = "usage: continuo test [options] FILES...\n";
 
+static void more_usage(FILE *fp)
+{
+    fputs("files:\n  FILES  what to read\n", fp);
+}
+
 #define TABLE \
     CLI_FLAG("quiet", 'q', &d.flag, "no summary line"), \
     CLI_INT("count", 'n', "N", -5, 10, &d.n, "how many"), \
@@ -52,7 +57,8 @@ static int parse(int options_first, char **argv, int *n)
         argc++;
     memset(&d, 0, sizeof d);
     d.list = (cli_list){ d.item, 0, 2 };
-    cli_spec spec = { "test", usage_text, "the end\n", table(), options_first };
+    cli_spec spec = { .name = "test", .usage = usage_text, .more_usage = more_usage, .options = table(),
+                      .epilog = "the end\n", .options_first = options_first };
     fflush(stderr);
     FILE *tmp = tmpfile();
     int saved = dup(2);
@@ -154,6 +160,7 @@ static void test_help(void)
     CHECK_INT(rc, 0);                       /* help ends the parse: --nope is not reached */
     CHECK_INT(err_text[0], '\0');
     CHECK(strncmp(out, usage_text, strlen(usage_text)) == 0);
+    CHECK_STR_CONTAINS(out, "FILES...\nfiles:\n  FILES  what to read\n\noptions:\n");
     /* one column for the help, wide enough for the longest usual name */
     CHECK_STR_CONTAINS(out, "\noptions:\n  -q, --quiet             no summary line\n");
     CHECK_STR_CONTAINS(out, "\n  -n, --count N           how many\n");
