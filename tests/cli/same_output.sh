@@ -1,0 +1,64 @@
+#!/bin/sh
+# same_output.sh: do two continuo binaries give byte-identical outputs?  The check to run before and
+# after changing the subcommands (their options, their steps): `continue --seed N` with several option
+# sets, `encode` with its options, `decode` and `eval`, on the bundled motif and on the primers given.
+#
+#   tests/cli/same_output.sh OLD_CONTINUO NEW_CONTINUO [PRIMER.mid ...]
+#
+# e.g. build main at the branch point into /tmp/old and compare it with the work tree's build:
+#   git worktree add /tmp/old-src main && meson setup /tmp/old /tmp/old-src && ninja -C /tmp/old
+#   tests/cli/same_output.sh /tmp/old/continuo build/continuo /path/to/asap/*/*/*/a.mid
+# Each binary runs in its own folder with the same relative file names, so their printed lines
+# compare too (timings are cut from encode's summary).  Prints one line per run and a count;
+# exits 0 when everything matched, 1 when something differed (the diff is shown).
+set -u
+[ $# -ge 2 ] || { sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 2; }
+old=$(realpath "$1") new=$(realpath "$2")
+shift 2
+src=$(cd "$(dirname "$0")/../.." && pwd)
+model="$src/models/continuo-default.gguf"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+primers="$src/models/motif.mid"
+for p in "$@"; do primers="$primers $(realpath "$p")"; done
+runs=0 diffs=0
+
+# one NAME SCRIPT: runs the shell SCRIPT with $C set to each binary in turn, in $work/old and
+# $work/new; compares every file written and the output (stdout and stderr, timings cut).
+one() {
+    for side in old new; do
+        rm -rf "$work/$side" && mkdir -p "$work/$side"
+        C=$old
+        [ $side = new ] && C=$new
+        (cd "$work/$side" && export C && sh -c "$2" > out.txt 2>&1; echo "exit $?" >> out.txt)
+        sed -i -e 's/ in [0-9.]* s ([0-9.]* M events\/s)//' "$work/$side/out.txt"
+    done
+    runs=$((runs + 1))
+    if diff -r "$work/old" "$work/new" > "$work/diff.txt"; then
+        echo "same  $1"
+    else
+        diffs=$((diffs + 1))
+        echo "DIFF  $1: $2"
+        head -20 "$work/diff.txt"
+    fi
+}
+
+i=0
+for p in $primers; do
+    i=$((i + 1))
+    c="\"\$C\" continue '$p' -o c.mid --model '$model'"
+    one "continue $i default" "$c --seed 1 --seconds 8"
+    one "continue $i sampling" "$c --seed 42 --seconds 6 --temperature 0.8 --top-k 20 --top-p 0.9 --min-p 0.05 \
+--max-held 8 --max-note-seconds 2"
+    one "continue $i filter" "$c --seed 7 --seconds 6 --top-k 5 --filter-time-shifts --threads 1"
+    one "continue $i window" "$c --seed 9 --seconds 10 --memory window --plot roll.svg"
+    one "continue $i greedy" "$c --seed 3 --seconds 4 --temperature 0 --plot roll.png"
+    one "encode $i" "\"\$C\" encode '$p' -o e.tok"
+    one "encode $i options" "\"\$C\" encode '$p' -o e.tok --stretch 1.1 --transpose -3 --eos --vocab prnn388"
+    one "encode $i stdout" "\"\$C\" encode '$p' -o - -q"
+    one "decode $i" "\"\$C\" encode '$p' -o e.tok -q && \"\$C\" decode e.tok -o d.mid --max-note-seconds 4"
+    one "eval $i" "\"\$C\" eval --model '$model' '$p' && \"\$C\" eval --memory stream --model '$model' '$p'"
+done
+one "demo" "CONTINUO_MODEL='$model' \"\$C\" demo '$src/models/motif.mid' -o demo.mid"
+echo "$runs runs, $diffs differed"
+[ $diffs -eq 0 ]
