@@ -116,6 +116,20 @@ try:
         time.sleep(0.2)
         check("soundfont changed; it takes effect after a restart" in sv.read_log(), "fixed key noted")
         check(sv.request("get soundfont") != "ok soundfont = /elsewhere.sf2", "soundfont kept")
+        # A reloaded option goes through its apply step: the scheduler's limit
+        # holds the answer to a chord to one note at once.
+        with open(conf, "w") as f:
+            f.write("temperature = 0.9\nmax_held_notes = 1\nphrase_silence_ms = 200\n")
+        sv.proc.send_signal(1)      # SIGHUP
+        time.sleep(0.3)
+        check("reload: max_held_notes = 1" in sv.read_log(), "reload logged the new value")
+        sv.play([0x90, 60, 90, 0x90, 64, 90, 0x90, 67, 90])
+        time.sleep(0.1)
+        sv.play([0x80, 60, 0, 0x80, 64, 0, 0x80, 67, 0])
+        time.sleep(0.8)
+        out = sv.request("status")
+        check("phrases=1" in out and "notes_in=3" in out and "notes_out=1" in out,
+              "the chord's answer held to one note after the reload: %r" % out)
         rc, _ = sv.stop()
         check(rc == 0, "clean exit after reloads")
     finally:
