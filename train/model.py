@@ -118,6 +118,33 @@ class RelativeSelfAttention(nn.Module):
         return self.wo(y)
 
 
+    def forward_blocks(self, x: torch.Tensor, window: int, block: int) -> torch.Tensor:
+        """forward(x, window=WINDOW) (no dropout), computed BLOCK queries at a
+        time against the keys of their windows, so that a sequence of any
+        length T costs O(T * d + BLOCK * (BLOCK + WINDOW)) memory instead of
+        O(T * T): the whole of a performance scored as one stream."""
+        B, L, d = x.shape
+        H, dh = self.cfg.n_heads, self.cfg.d_head
+        M = self.er.shape[1]
+        q = self.wq(x).view(B, L, H, dh).transpose(1, 2)
+        k = self.wk(x).view(B, L, H, dh).transpose(1, 2)
+        v = self.wv(x).view(B, L, H, dh).transpose(1, 2)
+        y = torch.empty_like(q)
+        for s in range(0, L, block):
+            e = min(s + block, L)
+            ks = max(0, s - window + 1)
+            qs = q[:, :, s:e]
+            dist = (torch.arange(s, e, device=x.device).view(-1, 1)
+                    - torch.arange(ks, e, device=x.device).view(1, -1))      # (Lq, Lk)
+            qe = qs @ self.er.transpose(1, 2).unsqueeze(0)                  # (B, H, Lq, M)
+            idx = dist.clamp(0, M - 1).expand(B, H, -1, -1)
+            rel = torch.gather(qe, -1, idx) * ((dist >= 0) & (dist < M)).to(q.dtype)
+            logits = (qs @ k[:, :, ks:e].transpose(-2, -1) + rel) / math.sqrt(dh)
+            logits = logits.masked_fill((dist < 0) | (dist >= window), float("-inf"))
+            y[:, :, s:e] = torch.softmax(logits, dim=-1) @ v[:, :, ks:e]
+        return self.wo(y.transpose(1, 2).reshape(B, L, d))
+
+
 class Block(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -161,6 +188,19 @@ class MusicTransformer(nn.Module):
         x = self.drop(self.emb(tokens))
         for blk in self.blocks:
             x = blk(x, rel_impl, window)
+        return self.ln_f(x) @ self.emb.weight.t()
+
+    @torch.no_grad()
+    def forward_stream(self, tokens: torch.Tensor, window: int, block: int = 0) -> torch.Tensor:
+        """forward(tokens, window=WINDOW) in evaluation (no dropout), layer by
+        layer and BLOCK (default WINDOW) queries at a time: memory linear in
+        the length, for scoring a whole performance as the C engine's stream
+        memory does."""
+        block = block or window
+        x = self.emb(tokens)
+        for blk in self.blocks:
+            x = x + blk.attn.forward_blocks(blk.ln1(x), window, block)
+            x = x + blk.ff2(F.gelu(blk.ff1(blk.ln2(x))))
         return self.ln_f(x) @ self.emb.weight.t()
 
     def n_params(self) -> int:

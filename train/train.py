@@ -74,6 +74,11 @@ DEFAULTS = {
                                   # autocast on either (fast on CPUs with AVX512_BF16 or AMX);
                                   # "off": fp32. The final score is always fp32.
         "compile": False,         # torch.compile the model (torch 2.x, falls back when it fails)
+        "memory": "none",         # "none": crops of context+1 tokens, plain causal attention;
+                                  # "window": crops of memory_segments*context+1 tokens, each event
+                                  # attending to itself and the context-1 before it, as in
+                                  # `continuo eval --memory stream` (docs/TRAINING.md)
+        "memory_segments": 2,     # with memory "window": crop length in contexts
         "attention": "skew",      # "skew" (model.py), "auto" (FlexAttention on a GPU when it
                                   # passes its self-check, else skew) or "chunked"; fast_attention.py
     },
@@ -120,6 +125,11 @@ def load_config(path: str, sets: list = ()) -> dict:
         if parts[-1] not in d:
             raise KeyError(f"--set: unknown key {key}")
         d[parts[-1]] = v
+    if cfg["train"]["memory"] not in ("none", "window"):
+        raise SystemExit(f"{path}: train.memory is {cfg['train']['memory']!r}: "
+                         "expected \"none\" or \"window\"")
+    if cfg["train"]["memory"] == "window" and int(cfg["train"]["memory_segments"]) < 1:
+        raise SystemExit(f"{path}: train.memory_segments must be at least 1")
     if cfg["train"]["amp"] not in ("auto", "bf16", "off"):
         raise SystemExit(f"{path}: train.amp is {cfg['train']['amp']!r}: "
                          "expected \"auto\", \"bf16\" or \"off\"")
@@ -276,6 +286,35 @@ def evaluate(model, seqs: list, context: int, device, batch: int = 8, pad_id=0,
     return total, int(count)
 
 
+@torch.no_grad()
+def evaluate_stream(model, seqs: list, context: int, device, pad_id=0, d: Dist = None,
+                    progress: str = None) -> tuple:
+    """(summed NLL in nats, number of predicted events) over SEQS, each
+    scored as one stream whose events attend to themselves and the context-1
+    before them: `continuo eval --memory stream`, the engine's rolling
+    cache. The sequences are shared out over ranks; fp32."""
+    was_training = model.training
+    model.eval()
+    rank, world = (d.rank, d.world) if d else (0, 1)
+    mine = [s for s in seqs if len(s) >= 2][rank::world]
+    total, count = 0.0, 0
+    bar = data_mod.Progress(progress, len(mine)) if progress and rank == 0 else None
+    for i, s in enumerate(mine):
+        if bar:
+            bar.update(i, "sequences, each one stream")
+        x = torch.as_tensor(np.asarray(s, dtype=np.int64), device=device).view(1, -1)
+        nll, n = masked_nll(model.forward_stream(x[:, :-1], context), x[:, 1:], pad_id)
+        total += float(nll)
+        count += n
+    if bar:
+        bar.update(len(mine), "sequences, each one stream")
+        bar.end()
+    if d:
+        total, count = d.all_sum([total, count])
+    model.train(was_training)
+    return total, int(count)
+
+
 # ---------------------------------------------------------------------------
 # Export (train/export.py, the engine's model file)
 
@@ -379,6 +418,11 @@ class Run:
                 fh.write(self.command + "\n")
         self.mcfg = model_config(cfg)
         self.lay = data_mod.layout(self.mcfg.vocab_name)
+        # train.memory: the attention window of training (0: the whole crop)
+        # and the crop length in events.
+        windowed = self.tcfg["memory"] == "window"
+        self.window = self.mcfg.context if windowed else 0
+        self.crop = self.mcfg.context * (int(self.tcfg["memory_segments"]) if windowed else 1)
         use_amp = self.tcfg["amp"] == "bf16" or (self.tcfg["amp"] == "auto" and
                                                  self.d.device.type == "cuda")
         self.amp_dtype = torch.bfloat16 if use_amp else None
@@ -405,7 +449,7 @@ def load_data(run: Run) -> tuple:
         files = data_mod.build_token_files(cfg["data"], run.out, log=run.log)
     train_seqs, _ = data_mod.load_seqs([p for _, p in files["train"]], run.mcfg.vocab_name)
     valid_seqs, _ = data_mod.load_seqs(files["valid"], run.mcfg.vocab_name)
-    corpus = data_mod.Corpus(train_seqs, run.lay, run.mcfg.context, int(cfg["data"]["transpose"]),
+    corpus = data_mod.Corpus(train_seqs, run.lay, run.crop, int(cfg["data"]["transpose"]),
                              seed=int(run.tcfg["seed"]))
     run.log(f"data: {len(corpus.seqs)} train sequences ({corpus.n_tokens} events over "
             f"{len(files['train'])} stretch factors), {len(valid_seqs)} valid sequences "
@@ -502,7 +546,7 @@ class Trainer:
         x = torch.from_numpy(xb).to(d.device, non_blocking=True)
         try:
             with torch.autocast(d.device.type, dtype=run.amp_dtype, enabled=run.amp_dtype is not None):
-                logits = self.net(x[:, :-1])
+                logits = self.net(x[:, :-1], window=run.window)
             nll, _ = masked_nll(logits, x[:, 1:], lay.pad_id)
             # DDP averages gradients over ranks: scale so the result is the global mean.
             loss = nll * (d.world / max(n_global, 1))
@@ -573,11 +617,21 @@ class Trainer:
 
     # -- evaluation -------------------------------------------------------
 
+    def score(self, model, seqs, amp_dtype, progress: str = None) -> tuple:
+        """(summed NLL, events) of MODEL on SEQS as the run's memory scores
+        them: `continuo eval --memory window` for train.memory none, each
+        sequence one stream (--memory stream) for train.memory window."""
+        run = self.run
+        if run.window:
+            return evaluate_stream(model, seqs, run.mcfg.context, run.d.device, run.lay.pad_id,
+                                   run.d, progress=progress and progress + " (stream)")
+        return evaluate(model, seqs, run.mcfg.context, run.d.device, int(run.tcfg["eval_batch"]),
+                        run.lay.pad_id, run.d, amp_dtype, progress=progress)
+
     def interval_eval(self, tag: str, seqs) -> float:
         run = self.run
         t0 = time.time()
-        tot, cnt = evaluate(self.model, seqs, run.mcfg.context, run.d.device, int(run.tcfg["eval_batch"]),
-                            run.lay.pad_id, run.d, run.amp_dtype)
+        tot, cnt = self.score(self.model, seqs, run.amp_dtype)
         nll = tot / max(cnt, 1)
         run.log(f"eval {tag} step {self.sched.step} valid_nll {nll:.4f} events {cnt} "
                 f"({time.time() - t0:.1f} s)")
@@ -591,11 +645,11 @@ class Trainer:
         dtype = run.cfg["export"]["dtype"]
         m2 = weights_as_exported(self.model, dtype)
         t0 = time.time()
-        tot, cnt = evaluate(m2, valid_seqs, run.mcfg.context, run.d.device, int(run.tcfg["eval_batch"]),
-                            run.lay.pad_id, run.d, None, progress="eval final")
+        tot, cnt = self.score(m2, valid_seqs, None, progress="eval final")
         nll = tot / max(cnt, 1)
         run.log(f"eval final step {self.sched.step} valid_nll {nll:.6f} events {cnt} "
-                f"(fp32, {dtype} model-file weights, {time.time() - t0:.1f} s)")
+                f"(fp32, {dtype} model-file weights, {'stream' if run.window else 'window'} memory, "
+                f"{time.time() - t0:.1f} s)")
         self.history["valid"].append((self.sched.step, self.events, nll, "valid"))
         return nll, cnt
 
@@ -664,6 +718,7 @@ def main(argv=None) -> int:
     mcfg = run.mcfg
     run.log(f"model: {mcfg.n_layers} layers, d {mcfg.d_model}, {mcfg.n_heads} heads, ff {mcfg.d_ff}, "
             f"max_rel {mcfg.max_rel}, context {mcfg.context}: {model.n_params()} parameters; "
+            f"memory {run.tcfg['memory']} (crops of {run.crop + 1} tokens); "
             f"{run.d.world} process(es) on {run.d.device.type}")
     tr = Trainer(run, model, fast)
     tcfg = run.tcfg
