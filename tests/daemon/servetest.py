@@ -322,28 +322,67 @@ PPQN = 24           # MIDI clocks per beat
 BAR = 4 * PPQN      # clocks in a 4/4 bar
 
 
+class Ctl:
+    """A control command a Daw sends at a tick (`set response_start bar`);
+    the reply is kept in Daw.replies[NAME] when NAME is given."""
+
+    def __init__(self, command, name=None):
+        self.command = command
+        self.name = name
+
+
+def is_transport(item):
+    """Start, Continue, Stop and Song Position Pointer go before their tick's clock."""
+    return isinstance(item, bytes) and item[:1] in (b"\xfa", b"\xfb", b"\xfc", b"\xf2")
+
+
 class Daw:
     """Sends a timeline of clock ticks and messages; tick k goes out at its
-    time by the tempo in force.  at[k]: list of byte strings or callables
-    sent or run right after tick k's clock; a tuple (HEAD, TAIL) of bytes
-    is sent with tick k's clock byte between them, in the middle of a
-    message)."""
+    time by the tempo in force.  at[k]: list of byte strings, Ctl commands
+    or callables sent or run right after tick k's clock (transport before
+    it); a tuple (HEAD, TAIL) of bytes is sent with tick k's clock byte
+    between them, in the middle of a message.  The same timeline goes over
+    a FIFO (run) or, as a script, to seq_daw on the ALSA sequencer."""
 
-    def __init__(self, sv):
+    def __init__(self, sv=None):
         self.sv = sv
         self.at = {}
         self.tempo = {0: 120.0}            # from tick k on, this many BPM
         self.sent = []                     # (k, time sent, song position or None)
+        self.replies = {}                  # Ctl name -> reply
         self.n_ticks = 0
         self.error = None
 
     def add(self, k, item):
         self.at.setdefault(k, []).append(item)
 
+    def positions(self, n_ticks):
+        """The song position (clocks) of each tick, None while stopped: Start
+        sets 0, Song Position Pointer (while stopped) 6 per sixteenth,
+        Continue goes on from there, each clock while running is one step."""
+        out, pos, running = [], None, False
+        for k in range(n_ticks):
+            for it in self.at.get(k, []):
+                if not is_transport(it):
+                    continue
+                if it[:1] == b"\xfa":
+                    pos, running = 0, True
+                elif it[:1] == b"\xfb":
+                    running = True
+                elif it[:1] == b"\xfc":
+                    running = False
+                elif not running:
+                    pos = (it[1] | (it[2] << 7)) * 6
+            out.append(pos if running else None)
+            if running:
+                pos += 1
+        return out
+
     def run(self, n_ticks):
         self.n_ticks = n_ticks
+        pos_of = self.positions(n_ticks)
         t = time.monotonic() + 0.1
-        bpm, pos, running = 120.0, None, False
+        bpm = 120.0
         for k in range(n_ticks):
             bpm = self.tempo.get(k, bpm)
             now = time.monotonic()
@@ -353,28 +392,43 @@ class Daw:
             clock_inside = None
             pre = b""
             for it in items:
-                if isinstance(it, bytes) and it in (b"\xfa", b"\xfb", b"\xfc"):
+                if is_transport(it):
                     pre += it                  # transport goes before the clock
                 elif isinstance(it, tuple):
                     clock_inside = it
-            if b"\xfa" in pre:
-                pos, running = 0, True
-            elif b"\xfb" in pre:
-                running = True
-            elif b"\xfc" in pre:
-                running = False
             data = pre + (clock_inside[0] + b"\xf8" + clock_inside[1] if clock_inside else b"\xf8")
             self.sv.play(data)
             # The clock byte is on the wire once write() returns.
-            self.sent.append((k, time.monotonic(), pos if running else None))
-            if running:
-                pos += 1
+            self.sent.append((k, time.monotonic(), pos_of[k]))
             for it in items:
-                if callable(it):
+                if isinstance(it, Ctl):
+                    reply = self.sv.request(it.command)
+                    if it.name:
+                        self.replies[it.name] = reply
+                elif callable(it):
                     it()
-                elif isinstance(it, bytes) and it not in (b"\xfa", b"\xfb", b"\xfc"):
+                elif isinstance(it, bytes) and not is_transport(it):
                     self.sv.play(it)
             t += 60.0 / bpm / PPQN
+
+    def script(self, n_ticks, continuo="continuo"):
+        """The timeline as seq_daw's script (tests/daemon/seq_daw.c); a Ctl
+        with a name prints its reply as a line "C NAME REPLY"."""
+        lines = ["end %d" % n_ticks]
+        lines += ["tempo %d %g" % (k, bpm) for k, bpm in sorted(self.tempo.items())]
+        for k in sorted(self.at):
+            for it in self.at[k]:
+                if isinstance(it, tuple):
+                    it = it[0] + it[1]
+                if isinstance(it, bytes):
+                    lines.append("%d %s" % (k, " ".join("%02x" % b for b in it)))
+                elif isinstance(it, Ctl):
+                    cmd = "%s ctl %s" % (continuo, it.command)
+                    lines.append("%d ! %s" % (k, 'echo "C %s $(%s 2>&1)"' % (it.name, cmd) if it.name
+                                              else cmd + " > /dev/null"))
+                else:
+                    raise ValueError("tick %d: %r cannot go into a script" % (k, it))
+        return "\n".join(lines) + "\n"
 
     def phrase(self, k, notes):
         """NOTES: (tick offset, pitch, length in ticks); the first note-on

@@ -34,9 +34,10 @@ here = os.path.dirname(os.path.abspath(__file__))
 qemu_dir = os.path.join(here, "..", "qemu")
 sys.path.insert(0, qemu_dir)
 sys.path.insert(0, here)
+import clockscene  # noqa: E402
 import guest  # noqa: E402
 import midifile  # noqa: E402
-from servetest import check, done  # noqa: E402
+from servetest import Daw, check, done  # noqa: E402
 
 deb = os.environ.get("CONTINUO_DEB")
 build = os.environ.get("CONTINUO_BUILD")
@@ -190,6 +191,24 @@ fi
 echo "BEGIN journal"
 as_player journalctl --user -u continuo --no-pager -o cat 2>&1 | tail -n 60
 echo "END journal"
+if [ -x /guest/seq_daw ]; then
+    # The service again, started by its unit, with the settings of
+    # test_clock.py (the echo engine: the model's speed under emulation is
+    # not what is measured here), and seq_daw playing a DAW into it.
+    echo "== MIDI clock and transport over the sequencer: seq_daw <-> continuo, sync = clock"
+    install -o player -g player -m 600 /guest/clock.conf /home/player/.config/continuo/continuo.conf
+    as_player systemctl --user start continuo || fail "systemctl --user start continuo (clock)"
+    wait_for 30 sh -c "aconnect -l | grep -q \"'continuo'\"" || fail "no continuo client for the clock"
+    as_player /guest/seq_daw continuo /guest/clock.script > /tmp/daw.log 2> /tmp/daw.err; echo "DAW $?"
+    cat /tmp/daw.err
+    sleep 0.3
+    echo "CLOCKSTATUS $(as_player $BIN ctl status 2>&1)"
+    as_player journalctl --user -u continuo --no-pager -o cat | grep "phrase not answered" | sed 's/^/CLOCKLOG /'
+    as_player systemctl --user stop continuo
+    echo "BEGIN daw.log"
+    cat /tmp/daw.log
+    echo "END daw.log"
+fi
 for f in rec.mid synth.mid; do
     echo "BEGIN $f"
     od -An -tx1 -v /tmp/$f
@@ -198,7 +217,22 @@ done
 exit $rc
 """
 
+# The settings for seq_daw's session (test_clock.py's).
+clock_config = """\
+output = alsa
+model = echo
+sync = clock
+response_start = beat
+phrase_silence_ms = 300
+lookahead_ms = 10
+midi_thru = no
+"""
+
 run_sh = run_sh.replace("@BIN@", BIN)
+# The DAW session of test_clock.py, over real sequencer ports (not with a
+# package: that guest run checks the package, this one the service's clock).
+clock_daw = None if deb else Daw()
+clock = clockscene.build(clock_daw) if clock_daw else None
 with tempfile.TemporaryDirectory() as stage:
     if deb:
         os.makedirs(os.path.join(stage, "guest"))
@@ -214,7 +248,13 @@ with tempfile.TemporaryDirectory() as stage:
         check(len(units) == 1, "meson install puts one continuo.service in place: %r" % units)
         print("installed unit:", units and os.path.relpath(units[0], stage))
         os.makedirs(os.path.join(stage, "guest"))
+        seq_daw = os.path.join(build, "tests", "daemon", "seq_daw")
+        if check(os.path.exists(seq_daw), "the DAW client is built: %s" % seq_daw):
+            shutil.copy(seq_daw, os.path.join(stage, "guest", "seq_daw"))
+            with open(os.path.join(stage, "guest", "clock.script"), "w") as fh:
+                fh.write(clock_daw.script(clock.n_ticks, BIN))
     for name, data in (("run.sh", run_sh.encode()), ("continuo.conf", config.encode()),
+                       ("clock.conf", clock_config.encode()),
                        ("motif.mid", midifile.encode(motif))):
         with open(os.path.join(stage, "guest", name), "wb") as fh:
             fh.write(data)
@@ -339,5 +379,30 @@ for n in ("user", "mnt", "net", "uts"):
     check(ns2.get(n) == "own", "after reload, still its own %s namespace: %r" % (n, ns2.get(n)))
 for what in ("Started continuo", "Reloading continuo", "Stopped continuo"):
     check(what in journal, "journal has %r" % what)
+
+# MIDI clock and transport over real sequencer ports: seq_daw played the
+# session of test_clock.py into `continuo` and recorded what came back,
+# ticks and answers stamped by the sequencer on one clock.
+if clock:
+    check(field("DAW") == "0", "seq_daw ran: exit %r" % field("DAW"))
+    d = re.search(r"^BEGIN daw.log\n(.*?)^END daw.log$", out, re.S | re.M)
+    daw_log = d.group(1) if d else ""
+    print("seq_daw:", (re.findall(r"^E .*$", daw_log, re.M) or ["no summary"])[0])
+    pos_of = clock_daw.positions(clock.n_ticks)
+    sent = [(int(k), int(t) / 1e6, pos_of[int(k)]) for k, t in re.findall(r"^S (\d+) (\d+)$", daw_log, re.M)
+            if int(k) < clock.n_ticks]
+    msgs = []
+    for t, hexes in re.findall(r"^R (\d+) (.*)$", daw_log, re.M):
+        b = [int(x, 16) for x in hexes.split()]
+        if len(b) == 3:
+            msgs.append((int(t) / 1e6, b[0], b[1], b[2]))
+    replies = dict(re.findall(r"^C (\S+) (.*)$", daw_log, re.M))
+    transport = {int(k): int(t) / 1e6 for k, t in re.findall(r"^T (\d+) (\d+)$", daw_log, re.M)}
+    with open(os.path.join(build, "meson-logs", "systemd_user-seq_daw.log"), "w") as fh:
+        fh.write(daw_log)       # ticks and answers, for a look after a failure
+    clock_log = "\n".join(re.findall(r"^CLOCKLOG (.*)$", out, re.M))
+    print("status after the session:", field("CLOCKSTATUS"))
+    clockscene.judge(clock, sent, msgs, replies, field("CLOCKSTATUS") or "", clock_log, 0.300, 3.0, 20.0,
+                      transport)
 
 done()
