@@ -29,13 +29,37 @@ typedef struct model_engine {
                                    sooner); fed at the next call; -1: none */
     uint8_t      model_on[128]; /* pitches the continuation started and did not end */
     int          report_time;   /* next returns TIME_SHIFTs too (a duet) */
+    int          hearing;       /* the ids coming in are the player's */
+    uint8_t      cut[128];      /* a duet: the model's notes that a player's event on
+                                   their pitch ended in the context; next hands out
+                                   their note-offs first, so none is left sounding */
+    int          n_cut;
 } model_engine;
 
-/* One id into the KV cache (the context calls it for every id). */
+/* One id into the KV cache (the context calls it for every id).  A
+ * player's NOTE_ON or NOTE_OFF on a pitch the model holds ends the model's
+ * note in the context (a pitch sounds once there), and the model can no
+ * longer end it: its note-off goes out with the next call of next. */
 static int decode_id(void *user, int id)
 {
     model_engine *e = user;
+    int p;
+    event_type t = vocab_decode(e->v, id, &p);
+    if (e->hearing && (t == EVENT_NOTE_ON || t == EVENT_NOTE_OFF) && e->model_on[p]) {
+        e->model_on[p] = 0;
+        e->cut[p] = 1;
+        e->n_cut++;
+    }
     return model_decode(&e->st, id) ? 0 : -1;
+}
+
+/* The player's events that context_hear or context_hear_until let in. */
+static int hear(model_engine *e, const smf_event *msg, double until)
+{
+    e->hearing = 1;
+    int rc = msg ? context_hear(&e->ctx, msg) : context_hear_until(&e->ctx, until);
+    e->hearing = 0;
+    return rc;
 }
 
 /* Feeds the note event handed out last, if any. */
@@ -89,7 +113,7 @@ static void me_close(void *state)
 static int me_listen(void *state, const smf_event *msg)
 {
     model_engine *e = state;
-    if (flush_pending(e) < 0 || context_hear(&e->ctx, msg) < 0)
+    if (flush_pending(e) < 0 || hear(e, msg, 0) < 0)
         return -1;
     /* In window memory a full window slides by prefilling 3/4 of it again:
      * tens of ms for the default model, more for big ones.  Inside a
@@ -118,6 +142,8 @@ static int me_begin(void *state, double at, const sampling *s)
         return -1;
     e->report_time = s->report_time;
     memset(e->model_on, 0, sizeof e->model_on);
+    memset(e->cut, 0, sizeof e->cut);
+    e->n_cut = 0;
     return 0;
 }
 
@@ -130,7 +156,12 @@ static void fill_mask(model_engine *e)
 {
     const vocab *v = e->v;
     const context *c = &e->ctx;
-    perf_decoder_next_mask(&c->pos.dec, e->max_held, c->first_step >= 0, !e->smp.set.filter_time,
+    /* max_held_notes counts the model's notes: in a duet the player's
+     * sounding notes are in the decoder too, and leave the cap alone. */
+    int others = 0;
+    for (int p = 0; p < 128; p++)
+        others += c->pos.dec.onset[p] >= 0 && !e->model_on[p];
+    perf_decoder_next_mask(&c->pos.dec, e->max_held + others, c->first_step >= 0, !e->smp.set.filter_time,
                            sampler_mask(&e->smp), e->smp.vocab_size);
     if (c->first_step >= 0)
         return;
@@ -154,6 +185,13 @@ static int me_next(void *state, gen_event *out)
     context *c = &e->ctx;
     if (flush_pending(e) < 0)
         return -1;
+    for (int p = 0; e->n_cut > 0 && p < 128; p++)
+        if (e->cut[p]) {        /* a note of the model the player ended (a duet) */
+            e->cut[p] = 0;
+            e->n_cut--;
+            *out = (gen_event){ continuation_time(e), 0, (uint8_t)p, 0 };
+            return 1;
+        }
     for (int guard = 0; guard < 4096; guard++) {
         fill_mask(e);
         int id = sampler_sample(&e->smp, e->st.logits);
@@ -191,7 +229,7 @@ static int me_hear_until(void *state, double t)
     model_engine *e = state;
     if (flush_pending(e) < 0)
         return -1;
-    return context_hear_until(&e->ctx, t);
+    return hear(e, NULL, t);
 }
 
 static void me_end(void *state, double played)

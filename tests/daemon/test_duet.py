@@ -1,4 +1,4 @@
-"""test_duet.py: mode = duet over a real performance replayed in real time: the model plays on its own channel throughout, never more than max_held_notes at once, and leaves nothing sounding.
+"""test_duet.py: mode = duet over a real performance replayed in real time: the model plays on its own channel throughout, never more than max_held_notes at once, ends its own notes, and leaves nothing sounding.
 
 The player's part is a piano performance from ASAP_DIR, replayed into the
 input FIFO at its own timing for CONTINUO_DUET_SECONDS (default 60; the
@@ -106,6 +106,17 @@ try:
     check(most <= MAX_HELD, "never more than max_held_notes: %d" % most)
     u = unended_notes([(s, p, v) for t, s, p, v in model_msgs])
     check(u == [], "no model note left sounding: %r" % u)
+    # The model ends its own notes: none waits for the max_note_ms sweep
+    # because the player struck or released its pitch (the model's context
+    # then says it has ended), and the model keeps to max_held_notes itself,
+    # so the outputs seldom have to drop a note-on of it.
+    swept = int(st.split(" swept=")[1].split()[0])
+    dropped = int(st.split(" dropped=")[1].split()[0])
+    print("model notes: %d played, %d ended by the max_note_ms sweep, %d note-ons dropped at max_held_notes"
+          % (len(ons), swept, dropped))
+    check(swept <= 0.015 * len(ons), "model notes left to the sweep: %d of %d" % (swept, len(ons)))
+    check(dropped <= 0.05 * (len(ons) + dropped), "model note-ons dropped at max_held_notes: %d of %d"
+          % (dropped, len(ons) + dropped))
     thinned = int(st.split("duet_thinned=")[1].split()[0])
     check(thinned > 0, "duet_density left some of the model's notes out while the player played")
 finally:
