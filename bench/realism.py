@@ -41,7 +41,7 @@ cut), each note's end clipped to the window's end:
   capped      share of the notes that last the note-length cap or longer,
               among those starting at least one cap before the window's end
               (so every one of them could reach it): for the model, the
-              notes `continue` cut at its cap (8 s, --note-cap); for the
+              notes `continue` cut at its cap (--note-cap); for the
               pianist, the notes the cap would have cut
   full        share of the window with --max-held notes or more sounding
               (16, `continue`'s default): where the model's held-note cap
@@ -70,10 +70,23 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-# `continue`'s note-length cap (perf_decoder_init(.., 8.0) in src/cli/continue.c;
-# not an option of continue) and its --max-held default.
-CONTINUE_NOTE_CAP_S = 8.0
-CONTINUE_MAX_HELD = 16
+
+def play_defaults(path=os.path.join(ROOT, "src", "model", "sampler.h")):
+    """`continue`'s defaults, read from where they are defined (PLAY_* in
+    src/model/sampler.h): the note-length cap and --max-held are measured
+    against, the rest printed in the help."""
+    d = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"#define PLAY_([A-Z_]+)\s+([0-9.]+)", line)
+            if m:
+                d[m.group(1).lower()] = float(m.group(2))
+    return d
+
+
+PLAY = play_defaults()
+CONTINUE_NOTE_CAP_S = PLAY["max_note_ms"] / 1000.0
+CONTINUE_MAX_HELD = int(PLAY["max_held"])
 
 # Sampling options passed through to `continuo continue`: key -> (flag, type).
 SAMPLING = {
@@ -82,6 +95,7 @@ SAMPLING = {
     "min_p": ("--min-p", float),
     "top_k": ("--top-k", int),
     "max_held": ("--max-held", int),
+    "pace": ("--pace", float),
 }
 
 # (key, label, format) of every measure, in the order printed.
@@ -358,7 +372,7 @@ def continue_once(piece, a, settings, tag, seed, work):
     """Runs `continuo continue` on the piece's primer; returns (measures, continuation notes)."""
     out = os.path.join(work, f"piece{piece.index:03d}.{tag}.mid")
     args = ["continue", piece.primer_path, "-o", out, "--model", a.model, "--seconds", f"{a.seconds:g}",
-            "--seed", str(seed), "--threads", str(a.threads)]
+            "--seed", str(seed), "--threads", str(a.threads), "--max-note-seconds", f"{a.note_cap:g}"]
     for k, v in settings.items():
         args += [SAMPLING[k][0], f"{v:g}" if isinstance(v, float) else str(v)]
     args += a.continue_args_list
@@ -512,13 +526,14 @@ def parse_args(argv):
     ap.add_argument("--split", default="valid", help="which split (default valid)")
     ap.add_argument("--continuo", default=default_continuo(),
                     help="the continuo program (default: $CONTINUO, else build/continuo, else on PATH)")
-    ap.add_argument("--temperature", type=float, help="passed to continue (its default: 1.0)")
-    ap.add_argument("--top-p", type=float, help="passed to continue (its default: 1.0, off)")
-    ap.add_argument("--min-p", type=float, help="passed to continue (its default: 0, off)")
-    ap.add_argument("--top-k", type=int, help="passed to continue (its default: 0, off)")
+    ap.add_argument("--temperature", type=float, help=f"passed to continue (its default: {PLAY['temperature']:g})")
+    ap.add_argument("--top-p", type=float, help=f"passed to continue (its default: {PLAY['top_p']:g}; 1: off)")
+    ap.add_argument("--min-p", type=float, help=f"passed to continue (its default: {PLAY['min_p']:g}; 0: off)")
+    ap.add_argument("--top-k", type=int, help=f"passed to continue (its default: {PLAY['top_k']:g}; 0: off)")
     ap.add_argument("--max-held", type=int, help=f"passed to continue (its default: {CONTINUE_MAX_HELD})")
+    ap.add_argument("--pace", type=float, help=f"passed to continue (its default: {PLAY['pace']:g}; 0: off)")
     ap.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
-                    help="run every combination (keys: temperature top_p min_p top_k max_held) and print "
+                    help="run every combination (keys: temperature top_p min_p top_k max_held pace) and print "
                          "one line per combination")
     ap.add_argument("--continue-args", default="", metavar="'ARGS'",
                     help="more options for every continue, as one string: --continue-args='--memory window'")
@@ -530,7 +545,7 @@ def parse_args(argv):
     ap.add_argument("--samples", type=int, default=1, help="continuations per piece, measures averaged "
                     "(default 1; more makes small differences between settings visible)")
     ap.add_argument("--note-cap", type=float, default=CONTINUE_NOTE_CAP_S,
-                    help="continue's note-length cap in seconds (default 8, fixed in src/cli/continue.c)")
+                    help=f"continue's note-length cap in seconds, as --max-note-seconds (default {CONTINUE_NOTE_CAP_S:g}, PLAY_MAX_NOTE_MS)")
     ap.add_argument("--plot", metavar="OUT.png", help="piano rolls of a few pieces: the model's continuation "
                     "above the pianist's (for a sweep: of its first setting)")
     ap.add_argument("--plot-pieces", type=int, default=4, help="how many pieces --plot draws (default 4)")

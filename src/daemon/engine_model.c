@@ -138,6 +138,9 @@ static int me_begin(void *state, double at, const sampling *s)
         if (!e->have_smp)
             return -1;
     }
+    /* the answer keeps the pace of what was heard (not in a duet, where the
+     * player's part is heard while the model plays) */
+    e->ctx.pos.pace.strength = s->report_time ? 0.0f : (float)s->set.pace;
     if (context_begin(&e->ctx, at) < 0)
         return -1;
     e->report_time = s->report_time;
@@ -194,6 +197,7 @@ static int me_next(void *state, gen_event *out)
         }
     for (int guard = 0; guard < 4096; guard++) {
         fill_mask(e);
+        perf_pace_apply(&c->pos.pace, v, context_time(c), e->st.logits);
         int id = sampler_sample(&e->smp, e->st.logits);
         int value;
         event_type t = vocab_decode(v, id, &value);

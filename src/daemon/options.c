@@ -96,6 +96,11 @@ const option_def config_options[] = {
     { "min_p", OPT_DOUBLE, PLAY_STR(PLAY_MIN_P), SAMPLING_MIN_P_MIN, SAMPLING_MIN_P_MAX, NULL, LIVE,
       OFF(sampling.min_p),
       "Drop events less likely than min_p times the most likely; 0 turns it off." },
+    { "pace", OPT_DOUBLE, PLAY_STR(PLAY_PACE), SAMPLING_PACE_MIN, SAMPLING_PACE_MAX, NULL, LIVE,
+      OFF(sampling.pace),
+      "Keep the pace (notes per second) of the player's phrase: the answer's waits\n"
+      "grow longer while it runs faster than the phrase, shorter while slower, by\n"
+      "this strength; 0 turns it off.  Call mode only (a duet has duet_density)." },
     { "seed", OPT_INT, "0", 0, 2147483647, NULL, apply_seed, OFF(seed),
       "Random seed of the sampler; 0 picks one from the clock." },
     { "cc_handover", OPT_INT, "20", -1, 127, NULL, LIVE, OFF(cc_handover),

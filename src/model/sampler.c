@@ -14,6 +14,7 @@ void sampling_default(sampling_settings *o)
     o->top_p = PLAY_TOP_P;
     o->min_p = PLAY_MIN_P;
     o->filter_time = PLAY_FILTER_TIME;
+    o->pace = PLAY_PACE;
 }
 
 int sampler_configure(sampler *s, const sampling_settings *o, uint64_t seed)

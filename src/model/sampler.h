@@ -16,6 +16,7 @@
 #define PLAY_FILTER_TIME 0       /* top-k/p, min-p leave time shifts alone */
 #define PLAY_MAX_HELD    24      /* notes sounding at once */
 #define PLAY_MAX_NOTE_MS 5000    /* a note held longer is ended */
+#define PLAY_PACE        1       /* keep the pace of what is continued (codec/pace.h) */
 #define PLAY_STR_(x) #x
 #define PLAY_STR(x) PLAY_STR_(x)
 
@@ -32,6 +33,10 @@ typedef struct sampling_settings {
                                mask does not protect (SAMPLER_PROTECTED: the
                                time shifts), so how long to wait keeps the
                                model's own odds; 1: they cut every id alike */
+    double pace;            /* keep the pace of what is continued: the strength of
+                               codec/pace.h's tilt of the time shifts, which the
+                               codec glue adds to the logits before sampling
+                               (the sampler does not read it); 0: off */
 } sampling_settings;
 
 #define SAMPLING_TEMPERATURE_MIN 0.0
@@ -42,6 +47,8 @@ typedef struct sampling_settings {
 #define SAMPLING_TOP_P_MAX       1.0
 #define SAMPLING_MIN_P_MIN       0.0
 #define SAMPLING_MIN_P_MAX       1.0
+#define SAMPLING_PACE_MIN        0.0
+#define SAMPLING_PACE_MAX        4.0
 
 /* The PLAY_* values. */
 void sampling_default(sampling_settings *o);
