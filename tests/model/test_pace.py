@@ -1,0 +1,77 @@
+"""test_pace.py: `continue --pace` keeps the pace of real piano openings with the shipped model.
+
+Left to its own odds the shipped model drifts away from the pace it
+continues: after slow openings it plays two to three times the pianist's
+notes per second (docs/REALISM.md).  This runs the realism benchmark as a
+user would (bench/realism.py on ASAP's valid split, one continuation per
+piece, --pace 0 and 1) and checks what a listener would notice: with the
+pace on, the continuations of slow openings (primer under 4 notes/s) come
+much closer to the pianist's pace, the fast openings' are not slowed to a
+crawl, and the mean over all pieces is nearer the pianist's than without.
+Skips (77) without ASAP, and in a sanitized build (the same C path runs
+there in `model continue`; forty 20 s continuations would take minutes)."""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+SRC = os.environ["CONTINUO_SRC"]
+CONTINUO = os.environ["CONTINUO"]
+ASAP = os.environ.get("ASAP_DIR", "")
+MODEL = os.path.join(SRC, "models", "continuo-default.gguf")
+
+
+def main() -> int:
+    split = os.path.join(ASAP, "split.tsv")
+    if not os.path.exists(split):
+        print(f"SKIP: no ASAP split file at {split} (meson setup -Dasap_dir=DIR)")
+        return 77
+    with open(CONTINUO, "rb") as fh:
+        data = fh.read()
+    if b"__asan_init" in data or b"__ubsan_handle" in data:
+        print("SKIP: sanitized build (model behaviour, not memory: see `model continue`)")
+        return 77
+    fails = []
+
+    def check(cond, what):
+        print(("ok   " if cond else "FAIL ") + what)
+        if not cond:
+            fails.append(what)
+
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "pace.json")
+        subprocess.run(["/usr/bin/python3", os.path.join(SRC, "bench", "realism.py"), "--continuo", CONTINUO,
+                        "--model", MODEL, "--split-file", split, "--split", "valid", "--sweep", "pace=0,1",
+                        "--seed", "1", "--jobs", "2", "--threads", "1", "--json", out],
+                       check=True, stdout=subprocess.DEVNULL)
+        with open(out, encoding="utf-8") as f:
+            res = json.load(f)
+    pieces = res["pieces"]
+    runs = {r["settings"]["pace"]: r for r in res["runs"]}
+    primer_rate = [p["primer_notes"] / p["primer_end"] for p in pieces]
+    real = [p["real"]["nps"] for p in pieces]
+
+    def ratios(pace, keep):
+        return [m["nps"] / r for m, r, pr in zip(runs[pace]["model"], real, primer_rate) if keep(pr) and r > 0]
+
+    slow, fast = (lambda pr: pr < 4), (lambda pr: pr >= 8)
+    s_off, s_on = statistics.mean(ratios(0.0, slow)), statistics.mean(ratios(1.0, slow))
+    f_on = statistics.mean(ratios(1.0, fast))
+    all_off, all_on = runs[0.0]["summary"]["nps"]["ratio"], runs[1.0]["summary"]["nps"]["ratio"]
+    print(f"notes/s model/pianist, {len(ratios(0.0, slow))} slow openings: {s_off:.2f} pace 0, {s_on:.2f} pace 1; "
+          f"{len(ratios(1.0, fast))} fast openings: {f_on:.2f} pace 1; all {len(pieces)}: {all_off:.3f} pace 0, "
+          f"{all_on:.3f} pace 1")
+    check(len(ratios(0.0, slow)) >= 3 and len(ratios(1.0, fast)) >= 3, "the split has slow and fast openings")
+    check(s_on < 0.8 * s_off, "slow openings: the pace takes the continuation much closer to the pianist's")
+    check(s_on < 1.5, "slow openings: at most 1.5 times the pianist's notes per second with the pace on")
+    check(f_on > 0.7, "fast openings: the pace does not slow the continuation to a crawl")
+    check(abs(all_on - 1) < abs(all_off - 1), "all pieces: the pace brings notes/s nearer the pianist's")
+    print(f"{len(fails)} failure(s)")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
