@@ -96,6 +96,7 @@ SAMPLING = {
     "top_k": ("--top-k", int),
     "max_held": ("--max-held", int),
     "pace": ("--pace", float),
+    "key_pull": ("--key-pull", float),
 }
 
 # (key, label, format) of every measure, in the order printed.
@@ -532,8 +533,9 @@ def parse_args(argv):
     ap.add_argument("--top-k", type=int, help=f"passed to continue (its default: {PLAY['top_k']:g}; 0: off)")
     ap.add_argument("--max-held", type=int, help=f"passed to continue (its default: {CONTINUE_MAX_HELD})")
     ap.add_argument("--pace", type=float, help=f"passed to continue (its default: {PLAY['pace']:g}; 0: off)")
+    ap.add_argument("--key-pull", type=float, help=f"passed to continue (its default: {PLAY['key_pull']:g}; 0: off)")
     ap.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
-                    help="run every combination (keys: temperature top_p min_p top_k max_held pace) and print "
+                    help="run every combination (keys: temperature top_p min_p top_k max_held pace key_pull) and print "
                          "one line per combination")
     ap.add_argument("--continue-args", default="", metavar="'ARGS'",
                     help="more options for every continue, as one string: --continue-args='--memory window'")

@@ -8,7 +8,7 @@
 #include "cli/listen.h"
 #include "cli/opts.h"
 #include "cli/pianoroll.h"
-#include "codec/pace.h"
+#include "codec/follow.h"
 #include "codec/perf.h"
 #include "codec/vocab.h"
 #include "midi/smf.h"
@@ -83,6 +83,9 @@ static int parse_args(int argc, char **argv, continue_opts *o)
                    "waits grow longer while the continuation runs faster and\n"
                    "shorter while it runs slower, by strength S, 0: off\n"
                    "(default " PLAY_STR(PLAY_PACE) ")"),
+        CLI_DOUBLE("key-pull", 0, "K", SAMPLING_KEY_PULL_MIN, SAMPLING_KEY_PULL_MAX, &o->so.key_pull,
+                   "draw the notes toward the pitch classes of the primer's last\n"
+                   "10 s, by strength K, 0: off (default " PLAY_STR(PLAY_KEY_PULL) ")"),
         CLI_INT("max-held", 0, "N", 0, 128, &o->max_held,
                 "never more than N notes sounding at once (default " PLAY_STR(PLAY_MAX_HELD) ")"),
         CLI_DOUBLE("max-note-seconds", 0, "S", 0.1, 60, &o->max_note_s,
@@ -130,7 +133,7 @@ static int notes_to_track(const note_list *notes, int channel, smf_event **ev, s
 }
 
 /* Samples events after the primer until SECONDS of music; completed notes go to CONT. */
-static int generate(model_state *s, sampler *sp, perf_decoder *dec, perf_pace *pace, const continue_opts *o,
+static int generate(model_state *s, sampler *sp, perf_decoder *dec, perf_follow *follow, const continue_opts *o,
                     double t_start, note_list *cont, size_t *n_events)
 {
     size_t max_events = (size_t)(o->seconds * 400) + 64;   /* far above any real density */
@@ -141,9 +144,9 @@ static int generate(model_state *s, sampler *sp, perf_decoder *dec, perf_pace *p
         if (id >= 0 && !model_decode(s, id))
             return -1;
         perf_decoder_next_mask(dec, o->max_held, 0, !o->so.filter_time, sampler_mask(sp), sp->vocab_size);
-        perf_pace_apply(pace, dec->v, dec->time, s->logits);
+        perf_follow_apply(follow, dec->v, dec->time, s->logits);
         id = sampler_sample(sp, s->logits);
-        perf_pace_push(pace, dec->v, id, dec->time);
+        perf_follow_push(follow, dec->v, id, dec->time);
         if (perf_decoder_push(dec, id, cont) != 0)
             return -1;
         (*n_events)++;
@@ -157,7 +160,7 @@ typedef struct continue_run {
     model_state s;
     sampler sp;
     perf_decoder dec;
-    perf_pace pace;                    /* the primer's note-ons, then the continuation's */
+    perf_follow follow;                /* the primer's note-ons, then the continuation's */
     const vocab *v;
     int have_model, have_state, have_sampler;
     note_list primer, scratch, cont;   /* scratch: the primer as decoded */
@@ -212,14 +215,14 @@ static int start_engine(continue_run *r, const continue_opts *o)
         return -1;
     r->have_sampler = 1;
     perf_decoder_init(&r->dec, r->v, o->max_note_s);
-    perf_pace_init(&r->pace, (float)o->so.pace);
+    perf_follow_init(&r->follow, (float)o->so.pace, (float)o->so.key_pull);
     for (size_t i = 0; i < r->n_ids; i++) {
-        perf_pace_push(&r->pace, r->v, r->ids[i], r->dec.time);
+        perf_follow_push(&r->follow, r->v, r->ids[i], r->dec.time);
         if (perf_decoder_push(&r->dec, r->ids[i], &r->scratch) != 0)
             return -1;
     }
     r->t_start = r->dec.time;
-    perf_pace_aim(&r->pace, r->t_start);
+    perf_follow_aim(&r->follow, r->t_start);
     /* a primer that fills the window starts as a slid window would (the last
      * `keep` events), or in stream memory as a full one */
     int full = o->memory == MODEL_MEMORY_STREAM ? r->m.cfg.context : r->s.keep;
@@ -269,7 +272,7 @@ int cmd_continue(int argc, char **argv)
     if (rc != CLI_GO_ON)
         return rc;
     int ok = load_primer(&r, &o) == 0 && start_engine(&r, &o) == 0
-             && generate(&r.s, &r.sp, &r.dec, &r.pace, &o, r.t_start, &r.cont, &r.n_events) == 0
+             && generate(&r.s, &r.sp, &r.dec, &r.follow, &o, r.t_start, &r.cont, &r.n_events) == 0
              && write_outputs(&r, &o) == 0;
     run_free(&r);
     return ok ? 0 : 1;

@@ -22,7 +22,7 @@ int context_init(context *c, const vocab *v, int n_ctx, double max_note_s, conte
     }
     c->pos.emit.bin = -1;
     perf_decoder_init(&c->pos.dec, v, max_note_s);
-    perf_pace_init(&c->pos.pace, 0);
+    perf_follow_init(&c->pos.follow, 0, 0);
     c->mark = c->pos;
     memcpy(c->mark_open, c->open, sizeof c->open);
     c->first_step = -1;
@@ -56,7 +56,7 @@ int context_feed(context *c, int id)
             c->mark.n_hist--;
     }
     c->hist[c->pos.n_hist++] = id;
-    perf_pace_push(&c->pos.pace, c->v, id, context_time(c));
+    perf_follow_push(&c->pos.follow, c->v, id, context_time(c));
     int value;
     event_type t = vocab_decode(c->v, id, &value);
     if (t == EVENT_TIME_SHIFT)
@@ -135,7 +135,7 @@ int context_begin(context *c, double at)
         return -1;
     if (c->pos.n_hist == 0 && context_feed(c, vocab_id(v, EVENT_VELOCITY, velocity_to_bin(v, 64))) < 0)
         return -1;  /* nothing heard yet: start from a mid velocity */
-    perf_pace_aim(&c->pos.pace, context_time(c));  /* the pace heard up to now */
+    perf_follow_aim(&c->pos.follow, context_time(c));  /* the pace and key heard up to now */
     c->mark = c->pos;
     memcpy(c->mark_open, c->open, sizeof c->open);
     c->first_step = -1;

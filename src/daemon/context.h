@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "codec/pace.h"
+#include "codec/follow.h"
 #include "codec/perf.h"
 #include "codec/vocab.h"
 #include "midi/smf.h"
@@ -18,7 +18,7 @@
 typedef struct context_pos {
     perf_emit_pos emit;     /* step the TIME_SHIFTs reached; velocity bin in force */
     perf_decoder  dec;      /* what sounds (for the sampler's mask) */
-    perf_pace     pace;     /* the note-ons heard and played, for the pace (codec/pace.h) */
+    perf_follow   follow;   /* the note-ons heard and played: pace and key (codec/follow.h) */
     int           n_hist;   /* ids in hist */
 } context_pos;
 
@@ -76,8 +76,8 @@ double context_time(const context *c);
 
 /* A continuation starts at session time AT: everything heard so far enters
  * the context (a message that comes later is placed after it; with nothing
- * heard yet, a mid VELOCITY starts it), the pace heard so far becomes the
- * aim of pos.pace (whose strength the engine sets), and the position is
+ * heard yet, a mid VELOCITY starts it), the pace and key heard so far become
+ * the aim of pos.follow (whose strengths the engine sets), and the position is
  * marked for a re-roll.  Returns 0 or -1. */
 int  context_begin(context *c, double at);
 /* The continuation's first note is at the current position. */

@@ -138,9 +138,10 @@ static int me_begin(void *state, double at, const sampling *s)
         if (!e->have_smp)
             return -1;
     }
-    /* the answer keeps the pace of what was heard (not in a duet, where the
-     * player's part is heard while the model plays) */
-    e->ctx.pos.pace.strength = s->report_time ? 0.0f : (float)s->set.pace;
+    /* the answer keeps the pace and key of what was heard (not in a duet,
+     * where the player's part is heard while the model plays) */
+    e->ctx.pos.follow.pace = s->report_time ? 0.0f : (float)s->set.pace;
+    e->ctx.pos.follow.key_pull = s->report_time ? 0.0f : (float)s->set.key_pull;
     if (context_begin(&e->ctx, at) < 0)
         return -1;
     e->report_time = s->report_time;
@@ -197,7 +198,7 @@ static int me_next(void *state, gen_event *out)
         }
     for (int guard = 0; guard < 4096; guard++) {
         fill_mask(e);
-        perf_pace_apply(&c->pos.pace, v, context_time(c), e->st.logits);
+        perf_follow_apply(&c->pos.follow, v, context_time(c), e->st.logits);
         int id = sampler_sample(&e->smp, e->st.logits);
         int value;
         event_type t = vocab_decode(v, id, &value);

@@ -101,6 +101,10 @@ const option_def config_options[] = {
       "Keep the pace (notes per second) of the player's phrase: the answer's waits\n"
       "grow longer while it runs faster than the phrase, shorter while slower, by\n"
       "this strength; 0 turns it off.  Call mode only (a duet has duet_density)." },
+    { "key_pull", OPT_DOUBLE, PLAY_STR(PLAY_KEY_PULL), SAMPLING_KEY_PULL_MIN, SAMPLING_KEY_PULL_MAX, NULL,
+      LIVE, OFF(sampling.key_pull),
+      "Draw the answer's notes toward the pitch classes of the last 10 s heard\n"
+      "(the player's key), by this strength; 0 turns it off.  Call mode only." },
     { "seed", OPT_INT, "0", 0, 2147483647, NULL, apply_seed, OFF(seed),
       "Random seed of the sampler; 0 picks one from the clock." },
     { "cc_handover", OPT_INT, "20", -1, 127, NULL, LIVE, OFF(cc_handover),

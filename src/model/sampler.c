@@ -15,6 +15,7 @@ void sampling_default(sampling_settings *o)
     o->min_p = PLAY_MIN_P;
     o->filter_time = PLAY_FILTER_TIME;
     o->pace = PLAY_PACE;
+    o->key_pull = PLAY_KEY_PULL;
 }
 
 int sampler_configure(sampler *s, const sampling_settings *o, uint64_t seed)

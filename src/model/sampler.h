@@ -16,7 +16,8 @@
 #define PLAY_FILTER_TIME 0       /* top-k/p, min-p leave time shifts alone */
 #define PLAY_MAX_HELD    24      /* notes sounding at once */
 #define PLAY_MAX_NOTE_MS 5000    /* a note held longer is ended */
-#define PLAY_PACE        1       /* keep the pace of what is continued (codec/pace.h) */
+#define PLAY_PACE        1       /* keep the pace of what is continued (codec/follow.h) */
+#define PLAY_KEY_PULL    0.1     /* and draw it toward its key (codec/follow.h) */
 #define PLAY_STR_(x) #x
 #define PLAY_STR(x) PLAY_STR_(x)
 
@@ -33,10 +34,12 @@ typedef struct sampling_settings {
                                mask does not protect (SAMPLER_PROTECTED: the
                                time shifts), so how long to wait keeps the
                                model's own odds; 1: they cut every id alike */
-    double pace;            /* keep the pace of what is continued: the strength of
-                               codec/pace.h's tilt of the time shifts, which the
-                               codec glue adds to the logits before sampling
-                               (the sampler does not read it); 0: off */
+    /* Keep the pace of what is continued, and draw its notes toward its
+     * key: the strengths of codec/follow.h's nudges, which whoever owns the
+     * decoder adds to the logits before sampling (the sampler does not read
+     * them); 0: off. */
+    double pace;
+    double key_pull;
 } sampling_settings;
 
 #define SAMPLING_TEMPERATURE_MIN 0.0
@@ -49,6 +52,8 @@ typedef struct sampling_settings {
 #define SAMPLING_MIN_P_MAX       1.0
 #define SAMPLING_PACE_MIN        0.0
 #define SAMPLING_PACE_MAX        4.0
+#define SAMPLING_KEY_PULL_MIN    0.0
+#define SAMPLING_KEY_PULL_MAX    2.0
 
 /* The PLAY_* values. */
 void sampling_default(sampling_settings *o);

@@ -30,7 +30,8 @@ def cont_default(flag):
 
 
 pairs = {"--temperature": "temperature", "--top-p": "top_p", "--top-k": "top_k", "--min-p": "min_p",
-         "--max-held": "max_held_notes", "--max-note-seconds": "max_note_ms", "--pace": "pace"}
+         "--max-held": "max_held_notes", "--max-note-seconds": "max_note_ms", "--pace": "pace",
+         "--key-pull": "key_pull"}
 values = {}
 for flag, key in pairs.items():
     c, s = cont_default(flag), serve.get(key)

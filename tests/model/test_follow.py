@@ -1,13 +1,16 @@
-"""test_pace.py: `continue --pace` keeps the pace of real piano openings with the shipped model.
+"""test_follow.py: `continue --pace` and `--key-pull` keep the pace and the key of real piano openings
+with the shipped model.
 
 Left to its own odds the shipped model drifts away from the pace it
 continues: after slow openings it plays two to three times the pianist's
 notes per second (docs/REALISM.md).  This runs the realism benchmark as a
 user would (bench/realism.py on ASAP's valid split, one continuation per
-piece, --pace 0 and 1) and checks what a listener would notice: with the
-pace on, the continuations of slow openings (primer under 4 notes/s) come
-much closer to the pianist's pace, the fast openings' are not slowed to a
-crawl, and the mean over all pieces is nearer the pianist's than without.
+piece, --pace 0 and 1, --key-pull 0 and 0.3) and checks what a listener
+would notice: with the pace on, the continuations of slow openings (primer
+under 4 notes/s) come much closer to the pianist's pace, the fast openings'
+are not slowed to a crawl, and the mean over all pieces is nearer the
+pianist's than without; with the key pulled, the continuations' pitch
+classes overlap the primer's more.
 Skips (77) without ASAP, and in a sanitized build (the same C path runs
 there in `model continue`; forty 20 s continuations would take minutes)."""
 
@@ -44,13 +47,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "pace.json")
         subprocess.run(["/usr/bin/python3", os.path.join(SRC, "bench", "realism.py"), "--continuo", CONTINUO,
-                        "--model", MODEL, "--split-file", split, "--split", "valid", "--sweep", "pace=0,1",
+                        "--model", MODEL, "--split-file", split, "--split", "valid", "--sweep", "pace=0,1", "key_pull=0,0.3",
                         "--seed", "1", "--jobs", "2", "--threads", "1", "--json", out],
                        check=True, stdout=subprocess.DEVNULL)
         with open(out, encoding="utf-8") as f:
             res = json.load(f)
     pieces = res["pieces"]
-    runs = {r["settings"]["pace"]: r for r in res["runs"]}
+    runs = {r["settings"]["pace"]: r for r in res["runs"] if r["settings"]["key_pull"] == 0}
+    pulled = [r for r in res["runs"] if r["settings"]["pace"] == 1 and r["settings"]["key_pull"] == 0.3][0]
     primer_rate = [p["primer_notes"] / p["primer_end"] for p in pieces]
     real = [p["real"]["nps"] for p in pieces]
 
@@ -69,6 +73,10 @@ def main() -> int:
     check(s_on < 1.5, "slow openings: at most 1.5 times the pianist's notes per second with the pace on")
     check(f_on > 0.7, "fast openings: the pace does not slow the continuation to a crawl")
     check(abs(all_on - 1) < abs(all_off - 1), "all pieces: the pace brings notes/s nearer the pianist's")
+    pc_free, pc_pulled = runs[1.0]["summary"]["pc"]["model"], pulled["summary"]["pc"]["model"]
+    print(f"pitch-class overlap with the primer: {pc_free:.3f} key_pull 0, {pc_pulled:.3f} key_pull 0.3, "
+          f"pianist {pulled['summary']['pc']['real']:.3f}")
+    check(pc_pulled > pc_free + 0.02, "the key pull keeps the continuation nearer the primer's pitch classes")
     print(f"{len(fails)} failure(s)")
     return 1 if fails else 0
 
