@@ -57,6 +57,9 @@ typedef struct engine_ops {
     void (*end)(void *state, double played);
     void (*rewind)(void *state);
     int  (*hear_until)(void *state, double t);
+    /* ms one event costs the engine, measured at open (NULL: next costs
+     * nothing worth a head start), for lookahead_ms = -1 (auto). */
+    double (*ms_per_event)(void *state);
 } engine_ops;
 
 /* "echo": answers with the player's last phrase a fifth up, at its timing

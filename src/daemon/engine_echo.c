@@ -107,5 +107,5 @@ static void echo_rewind(void *state)
 }
 
 const engine_ops engine_echo = {
-    "echo", echo_open, echo_close, echo_listen, echo_begin, echo_next, echo_end, echo_rewind, NULL,
+    "echo", echo_open, echo_close, echo_listen, echo_begin, echo_next, echo_end, echo_rewind, NULL, NULL,
 };

@@ -205,6 +205,7 @@ int generator_start(generator *g, const engine_ops *engine, const config *cfg)
     }
     if (engine->open(&g->state, cfg) < 0)
         goto fail;
+    g->ms_per_event = engine->ms_per_event ? engine->ms_per_event(g->state) : 0;
     int err = pthread_create(&g->thread, NULL, generator_main, g);
     if (err) {
         log_error("cannot start the generator thread: %s", strerror(err));

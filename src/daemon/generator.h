@@ -57,6 +57,7 @@ typedef struct generator {
     int       running;
     _Atomic uint64_t heartbeat;  /* bumped by the thread each pass (watchdog) */
     _Atomic int      failed;     /* the engine returned an error */
+    double    ms_per_event;      /* the engine's, at open (0: unknown or none) */
     log_limit        drop_warn;  /* the thread's "output ring full" warning */
 } generator;
 

@@ -1,6 +1,7 @@
 /* loop.c: the service: one poll() loop over MIDI in, control socket, signals, timers. */
 #include "daemon/loop.h"
 
+#include <math.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -107,6 +108,17 @@ static int duet_on(const service *sv)
     return sv->cfg.mode == MODE_DUET && (sv->cfg.sync != SYNC_CLOCK || sv->tp.running);
 }
 
+/* The generator's head start: lookahead_ms, or with -1 (auto) 10 ms or 30
+ * events of the engine's measured cost if more, so that a chord's notes,
+ * all due at once, are sampled in time (a 22 M model: about 33 ms). */
+static int lookahead_ms(const service *sv)
+{
+    if (sv->cfg.lookahead_ms >= 0)
+        return sv->cfg.lookahead_ms;
+    int ms = (int)ceil(30.0 * sv->gen.ms_per_event);
+    return ms > 10 ? ms : 10;
+}
+
 static void start_response(service *sv, int64_t now, int reroll)
 {
     gen_cmd c;
@@ -124,7 +136,7 @@ static void start_response(service *sv, int64_t now, int reroll)
     c.s.seed = sv->seed + sv->next_id;
     c.max_events = sv->cfg.response_events;
     c.max_seconds = sv->cfg.response_seconds;
-    int64_t begin = now + (int64_t)sv->cfg.lookahead_ms * 1000000, end = INT64_MAX;
+    int64_t begin = now + (int64_t)lookahead_ms(sv) * 1000000, end = INT64_MAX;
     double grid = 0;
     int64_t origin = 0, anchor = -1;
     int duet = !reroll && duet_on(sv);
@@ -646,8 +658,9 @@ static int start_service(service *sv)
         return -1;
     sv->watchdog_ns = notify_watchdog_ns();
     sv->next_watchdog = now_ns() + sv->watchdog_ns / 2;
-    log_info("listening: engine %s, %d input(s), %d output(s), control socket %s",
-             engine->name, sv->n_inputs, sv->n_outputs, sock);
+    log_info("listening: engine %s (%.2f ms per event, head start %d ms), %d input(s), %d output(s), "
+             "control socket %s", engine->name, sv->gen.ms_per_event, lookahead_ms(sv), sv->n_inputs,
+             sv->n_outputs, sock);
     notify_send("READY=1\nSTATUS=listening");
     return 0;
 }

@@ -127,9 +127,12 @@ const option_def config_options[] = {
       "Most model notes sounding at once; further note-ons are dropped." },
     { "max_note_ms", OPT_INT, PLAY_STR(PLAY_MAX_NOTE_MS), 100, 60000, NULL, apply_scheduler, OFF(max_note_ms),
       "Longest model note, in ms: a note held longer is ended (no stuck notes)." },
-    { "lookahead_ms", OPT_INT, "10", 0, 500, NULL, LIVE, OFF(lookahead_ms),
+    { "lookahead_ms", OPT_INT, "-1", -1, 500, NULL, LIVE, OFF(lookahead_ms),
       "Time from the phrase end to the start of the continuation's time line,\n"
-      "in ms: the generator's head start for the events after the first one." },
+      "in ms: the generator's head start for the events after the first one.\n"
+      "-1 (auto): 10 ms, or 30 times what one event costs the model (measured\n"
+      "when it loads) if that is more: a chord's notes are all due at once, and\n"
+      "a 22 M model decodes one in about 1.1 ms (33 ms then)." },
     { "model_threads", OPT_INT, "1", 1, 64, NULL, RESTART, OFF(model_threads),
       "Threads the model uses for each step (more help on a machine with\n"
       "cores to spare; the audio and the service loop need one)." },
