@@ -752,7 +752,12 @@ static int decoder_end(perf_decoder *d, int p, double t, note_list *out)
     double on = d->onset[p];
     d->onset[p] = -1;
     d->n_sounding--;
-    if (t - on > d->max_note_s) {
+    /* on + max_note_s, computed alike here and at each time shift: a note
+     * the last shift left sounding is then never cut before that shift's
+     * time (t - on > cap and on + cap < t can disagree by one ulp, and a
+     * cut note's release came out before an earlier note's: found by
+     * fuzz_decoder) */
+    if (on + d->max_note_s < t) {
         t = on + d->max_note_s;
         d->n_capped++;
     }
@@ -787,7 +792,7 @@ int perf_decoder_push(perf_decoder *d, int id, note_list *out)
         d->time = (double)d->steps * d->v->step_ms / 1000.0;
         size_t first = out->n;
         for (int p = 0; d->n_sounding > 0 && p < 128; p++)
-            if (d->onset[p] >= 0 && d->time - d->onset[p] > d->max_note_s
+            if (d->onset[p] >= 0 && d->onset[p] + d->max_note_s < d->time
                 && decoder_end(d, p, d->time, out) < 0)
                 return -1;
         /* Cut notes end at onset + max_note_s, not in pitch order: keep OUT
