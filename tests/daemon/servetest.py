@@ -16,6 +16,7 @@ if os.sep in CONTINUO:
 SRC = os.environ.get("CONTINUO_SRC", os.path.join(os.path.dirname(__file__), "..", ".."))
 
 failures = 0
+failed = []         # what each failed check said, listed again by done()
 
 
 def tiny_model():
@@ -39,13 +40,18 @@ def check(cond, what):
     global failures
     if not cond:
         failures += 1
+        failed.append(what)
         print("FAIL:", what, file=sys.stderr)
     return cond
 
 
 def done():
     if failures:
-        print("%d check(s) failed" % failures, file=sys.stderr)
+        # Listed again last, where a log cut to its tail still shows them.
+        sys.stdout.flush()
+        print("%d check(s) failed:" % failures, file=sys.stderr)
+        for what in failed:
+            print("  FAIL:", what.splitlines()[0] if what else what, file=sys.stderr)
         sys.exit(1)
     sys.exit(0)
 

@@ -37,6 +37,7 @@ sys.path.insert(0, here)
 import clockscene  # noqa: E402
 import guest  # noqa: E402
 import midifile  # noqa: E402
+import servetest  # noqa: E402
 from servetest import Daw, check, done  # noqa: E402
 
 deb = os.environ.get("CONTINUO_DEB")
@@ -261,7 +262,19 @@ with tempfile.TemporaryDirectory() as stage:
     p = subprocess.run([os.path.join(qemu_dir, "debian-guest.sh"), "-t", "1500", stage],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 out, status = p.stdout, p.returncode
-print(out[-12000:])
+# The whole guest log goes to a file; the test's own output stays short
+# (meson shows only the last 100 lines of a long one, and the failures must
+# be among them): the guest's lines without the dumped blocks (recordings,
+# the DAW's thousands of stamps, the journal, shown on a failure).
+log_dir = os.path.join(build, "meson-logs") if build and os.path.isdir(os.path.join(build, "meson-logs")) else None
+if log_dir:
+    with open(os.path.join(log_dir, "systemd_user-guest.log" if not deb else "debian_package-guest.log"), "w") as fh:
+        fh.write(out)
+brief = re.sub(r"^BEGIN (\S+)\n.*?^END \1\n", r"[\1: in the guest log]\n", out, flags=re.S | re.M)
+brief = [ln for ln in brief.splitlines() if not re.match(r"\[ *\d+\.\d+\] ", ln)]   # kernel messages
+print("\n".join(brief[-70:]))
+if log_dir:
+    print("(the whole guest log: %s)" % os.path.join(log_dir, "systemd_user-guest.log" if not deb else "debian_package-guest.log"))
 if status == 77:
     sys.exit(77)
 check(status == 0, "guest script exit status %d" % status)
@@ -377,8 +390,11 @@ check("ignoring" not in outside_reload, "no sandbox setting ignored when the ser
 ns2 = dict(re.findall(r"^NS2 (\w+) (\w+)$", out, re.M))
 for n in ("user", "mnt", "net", "uts"):
     check(ns2.get(n) == "own", "after reload, still its own %s namespace: %r" % (n, ns2.get(n)))
-for what in ("Started continuo", "Reloading continuo", "Stopped continuo"):
+for what in ("Started continuo", "Reloading continuo", "Stopped continuo",
+             "ALSA: input time-stamped by queue"):
     check(what in journal, "journal has %r" % what)
+if servetest.failures:
+    print("the service's journal, last lines:\n" + "\n".join(journal.splitlines()[-25:]))
 
 # MIDI clock and transport over real sequencer ports: seq_daw played the
 # session of test_clock.py into `continuo` and recorded what came back,
