@@ -86,6 +86,26 @@ def theil_sen_bpm(times):
     return 60.0 / (median * PPQN)
 
 
+def tick_jitter_ms(sent, k, span=PPQN, avoid=None):
+    """How far the client's ticks from K - SPAN to K + SPAN (not across tick
+    AVOID, a tempo change) left from a straight line through them, at most,
+    in ms: the noise of the client's own timing, its reads included."""
+    lo, hi = k - span, k + span
+    if avoid is not None:
+        if lo < avoid <= k:
+            lo = avoid
+        elif k < avoid <= hi:
+            hi = avoid - 1
+    run = [(kk, t) for kk, t, _ in sent if lo <= kk <= hi]
+    n = len(run)
+    if n < 3:
+        return 0.0
+    mk = sum(kk for kk, _ in run) / n
+    mt = sum(t for _, t in run) / n
+    slope = sum((kk - mk) * (t - mt) for kk, t in run) / sum((kk - mk) ** 2 for kk, _ in run)
+    return max(abs(t - (mt + slope * (kk - mk))) for kk, t in run) * 1000.0
+
+
 def judge(sc, sent, msgs, replies, status, log, silence_s, onset_ms, stop_ms, transport=None,
           tempo_bpm=1.0, line_slack=0):
     """Checks what came back.  SENT: (tick, time, song position or None) of
@@ -110,34 +130,39 @@ def judge(sc, sent, msgs, replies, status, log, silence_s, onset_ms, stop_ms, tr
     if len(tick_time) != sc.n_ticks:
         return
 
-    def nearest_tick(t):
-        return min(sent, key=lambda e: abs(e[1] - t))
-
-    # First note of each answer: the first note-on after each phrase end.
-    errors = []
+    # First note of each answer: the first note-on after each phrase end,
+    # measured from the beat (bar) line nearest it.  The measure is the
+    # client's own: its ticks leave late when its machine stalls, and its
+    # reads of what came back are stamped late alike; both show as the
+    # ticks' jitter around the answer, which is printed and allowed for
+    # (on a quiet machine a few tenths of a ms).
+    errors, jitters = [], []
     for i, (last, unit) in enumerate(sc.phrases):
         t_end = tick_time[last] + silence_s
         first = next(((t, p) for t, p in ons if t > t_end - 0.05), None)
         if not check(first is not None, "phrase %d was answered" % i):
             continue
-        k_n, t_n, pos = nearest_tick(first[0])
+        lines = [e for e in sent if e[2] is not None and e[2] % unit == 0]
+        k_n, t_n, pos = min(lines, key=lambda e: abs(e[1] - first[0]))
         err_ms = (first[0] - t_n) * 1000.0
+        jit = tick_jitter_ms(sent, k_n, avoid=sc.change_k)
         errors.append(err_ms)
-        check(pos is not None and pos % unit == 0,
-              "answer %d starts on a %s line (tick %d, song position %s)"
-              % (i, "beat" if unit == PPQN else "bar", k_n, pos))
+        jitters.append(jit)
         # The first line after the phrase end and the head start.
         want = next(kk for kk, tt, pp in sent
                     if pp is not None and pp % unit == 0 and tt >= t_end + 0.010)
         check(abs(k_n - want) <= line_slack * unit
               or (abs(k_n - want) == unit and abs(tick_time[want] - t_end - 0.010) < 0.01),
-              "answer %d on the first line after the phrase end (tick %d, expected %d)" % (i, k_n, want))
-        check(abs(err_ms) <= onset_ms, "answer %d: first note %+.2f ms from its beat tick (limit %.0f ms)"
-              % (i, err_ms, onset_ms))
+              "answer %d on the first %s line after the phrase end (tick %d, song position %s; expected tick %d)"
+              % (i, "beat" if unit == PPQN else "bar", k_n, pos, want))
+        check(abs(err_ms) <= onset_ms + jit,
+              "answer %d: first note %+.2f ms from its %s line (limit %.1f ms + the client's jitter there, %.2f ms)"
+              % (i, err_ms, "beat" if unit == PPQN else "bar", onset_ms, jit))
     if errors:
         a = sorted(abs(e) for e in errors)
         print("first note vs beat tick, ms: n=%d %s | |err| median %.2f max %.2f"
               % (len(errors), " ".join("%+.2f" % e for e in errors), a[len(a) // 2], a[-1]))
+        print("the client's tick jitter around each, ms: %s" % " ".join("%.2f" % j for j in jitters))
 
     # Stop: the last note-off within stop_ms, no note-on after it.
     t_stop = transport.get(sc.stop_k, tick_time[sc.stop_k])

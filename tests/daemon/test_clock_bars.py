@@ -3,7 +3,9 @@
 The same DAW client as test_clock.py (clock at 120 BPM, notes off the
 grid); judged against the clock ticks it really sent.  The first note is
 placed on its tick; the others are on the grid the tempo predicts, so their
-error includes the client's own tick jitter (printed).
+error includes the client's own tick jitter, measured around each one
+(printed) and allowed for on top of the limit: a few tenths of a ms on a
+quiet machine, 4 ms once on a busy CI machine.
 """
 
 import os
@@ -12,6 +14,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
+from clockscene import tick_jitter_ms  # noqa: E402
 from servetest import BAR, Daw, FifoReader, Service, check, done, sanitized, unended_notes, teardown  # noqa: E402
 
 LIMIT_MS = 10.0 if sanitized() else 3.0
@@ -74,14 +77,8 @@ try:
     bar_k = next(k for k, t, p in sent if p is not None and p % BAR == 0 and t >= t_end + 0.010)
     print("answer due on tick %d (song position %d)" % (bar_k, pos_of[bar_k]))
     # The client's own jitter: its ticks against a straight line through them.
-    run = [(k, t) for k, t, p in sent if bar_k - 24 <= k <= bar_k + BAR]
-    n = len(run)
-    mk = sum(k for k, _ in run) / n
-    mt = sum(t for _, t in run) / n
-    slope = sum((k - mk) * (t - mt) for k, t in run) / sum((k - mk) ** 2 for k, _ in run)
-    jit = sorted(abs(t - (mt + slope * (k - mk))) * 1000 for k, t in run)
-    print("client tick jitter over the answer, ms: median %.2f p90 %.2f max %.2f"
-          % (jit[n // 2], jit[n * 9 // 10], jit[-1]))
+    jit_all = tick_jitter_ms(sent, bar_k + BAR // 2, span=BAR // 2 + 24)
+    print("client tick jitter over the answer, ms: max %.2f" % jit_all)
 
     # Onsets: eighths from the bar line, 0 12 24 ... 84 (91 -> 96: past the end).
     want = [bar_k + q for q in (0, 12, 24, 36, 48, 60, 72, 84)]
@@ -92,17 +89,24 @@ try:
     for (t, p), k in zip(got, want):
         errs.append((t - tick[k]) * 1000)
     print("quantized onsets vs their eighth-note ticks, ms:", " ".join("%+.2f" % e for e in errs))
+    # Each within the limit plus the client's own jitter around it (its
+    # ticks and its reads stall alike when its machine does: seen, 4 ms once).
+    jits = [tick_jitter_ms(sent, k, span=12) for k in want]
+    print("the client's tick jitter around each, ms:", " ".join("%.2f" % j for j in jits))
     for i, e in enumerate(errs):
-        check(abs(e) <= LIMIT_MS, "onset %d on its eighth (%+.2f ms, limit %.0f ms)" % (i, e, LIMIT_MS))
+        check(abs(e) <= LIMIT_MS + jits[i], "onset %d on its eighth (%+.2f ms, limit %.0f ms + the client's jitter %.2f ms)"
+              % (i, e, LIMIT_MS, jits[i]))
     check([p for _, p in got] == [67 + i for i in range(len(want))], "the answer's notes in order: %r" % got)
     # The end: the note over the bar line is cut on it; nothing after.
     t_bar_end = tick[bar_k + BAR]
     late_ons = [t for t, p in got if t >= t_bar_end - 0.001]
     check(late_ons == [], "no note starts on or after the closing bar line")
     cut = [t for t, p in offs if p == 67 + 7 and t > t_end]
-    check(len(cut) == 1 and abs(cut[0] - t_bar_end) * 1000 <= LIMIT_MS,
-          "the note held over the bar line ends on it: %s" % ["%+.2f ms" % ((t - t_bar_end) * 1000) for t in cut])
-    check(all(t <= t_bar_end + LIMIT_MS / 1000 for t, p in offs if t > t_end),
+    end_ms = LIMIT_MS + tick_jitter_ms(sent, bar_k + BAR, span=12)
+    check(len(cut) == 1 and abs(cut[0] - t_bar_end) * 1000 <= end_ms,
+          "the note held over the bar line ends on it: %s (limit %.2f ms)"
+          % (["%+.2f ms" % ((t - t_bar_end) * 1000) for t in cut], end_ms))
+    check(all(t <= t_bar_end + end_ms / 1000 for t, p in offs if t > t_end),
           "every note of the answer ended by the bar line")
     check(unended_notes([(s, p, v) for t, s, p, v in msgs]) == [], "every note ended")
 finally:
