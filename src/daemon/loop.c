@@ -315,14 +315,16 @@ static void hear_player(service *sv, const midi_msg *m, double t)
         log_warn_limited(&sv->busy_warn, "generator busy: a note of the player was not heard");
 }
 
-static void handle_input(service *sv, const midi_msg *m, int64_t now)
+/* M, read at NOW, arrived at AT (<= NOW; the time clock and transport
+ * are followed by, so a tick read late keeps its place in the beat). */
+static void handle_input(service *sv, const midi_msg *m, int64_t now, int64_t at)
 {
     double t = session_time(sv, now);
 
     if (!midi_msg_is_channel(m)) {
-        int tr = transport_input(&sv->tp, m, now);
+        int tr = transport_input(&sv->tp, m, at);
         if ((tr & TRANSPORT_CLOCK) && sv->anchor_pos >= 0)
-            anchor_on_tick(sv, now);
+            anchor_on_tick(sv, at);
         if ((tr & TRANSPORT_STOPPED) && sv->cfg.sync == SYNC_CLOCK) {
             stop_response(sv, now);     /* Stop: the model is silent at once */
             log_debug("transport stopped at bar %" PRId64 ": the model is silent",
@@ -386,6 +388,7 @@ static void release_lost_keys(service *sv, int64_t now)
 static void read_inputs(service *sv, const struct pollfd *fds, int n)
 {
     midi_msg msgs[64];
+    int64_t age[64];
     for (int i = 0; i < sv->n_inputs; i++) {
         struct pollfd mine[4];
         int k = midi_port_poll_fds(sv->inputs[i], mine, 4), ready = 0;
@@ -396,10 +399,10 @@ static void read_inputs(service *sv, const struct pollfd *fds, int n)
         if (!ready)
             continue;
         int got;
-        while ((got = midi_port_read(sv->inputs[i], msgs, 64)) > 0) {
+        while ((got = midi_port_read(sv->inputs[i], msgs, age, 64)) > 0) {
             int64_t now = now_ns();
             for (int j = 0; j < got; j++)
-                handle_input(sv, &msgs[j], now);
+                handle_input(sv, &msgs[j], now, now - age[j]);
             if (got < 64)
                 break;
         }

@@ -9,7 +9,12 @@
  *   1 "in"        input only, and 2 "out" output only, for DAWs that list
  *                 inputs and outputs apart (`continuo:1`, `continuo:2`).
  * Port 0 carries the directions that are open: writable while an ALSA input
- * is, readable while an ALSA output is. */
+ * is, readable while an ALSA output is.
+ *
+ * Every event that reaches our ports is stamped by the kernel with the real
+ * time of our queue as it arrives, so a clock tick keeps its true time even
+ * when the service reads it late (a busy machine, an emulated one): the
+ * read returns each message's age, queue time now minus its stamp. */
 #include "config.h"
 
 #include "io/backend.h"
@@ -44,6 +49,7 @@ typedef struct alsa_client {
     int        refs;        /* ports open on it */
     int        watching;    /* subscribed to the system announce port */
     unsigned   main_caps;   /* capabilities of port 0 now, 0: not created */
+    int        queue;       /* running queue that stamps our input, -1: none */
 } alsa_client;
 
 static alsa_client g_client;
@@ -98,6 +104,22 @@ static int client_ref(char *err, size_t errlen)
     g_client.refs = 1;
     g_client.watching = 0;
     g_client.main_caps = 0;
+    g_client.queue = snd_seq_alloc_named_queue(g_client.seq, ALSA_CLIENT_NAME);
+    if (g_client.queue >= 0) {
+        rc = snd_seq_start_queue(g_client.seq, g_client.queue, NULL);
+        if (rc >= 0)
+            rc = snd_seq_drain_output(g_client.seq);
+        if (rc < 0) {
+            snd_seq_free_queue(g_client.seq, g_client.queue);
+            g_client.queue = rc;
+        }
+    }
+    if (g_client.queue < 0) {
+        log_warn("ALSA: no queue to time-stamp input (%s): MIDI clock is timed when read",
+                 snd_strerror(g_client.queue));
+        g_client.queue = -1;
+    } else
+        log_info("ALSA: input time-stamped by queue %d as it arrives", g_client.queue);
     return 0;
 }
 
@@ -105,6 +127,9 @@ static void client_unref(void)
 {
     if (--g_client.refs > 0)
         return;
+    if (g_client.queue >= 0)
+        snd_seq_free_queue(g_client.seq, g_client.queue);
+    g_client.queue = -1;
     snd_seq_close(g_client.seq);
     g_client.seq = NULL;
     g_client.watching = 0;
@@ -120,6 +145,11 @@ static int create_port(int number, const char *name, unsigned caps, char *err, s
     snd_seq_port_info_set_name(pi, name);
     snd_seq_port_info_set_capability(pi, caps);
     snd_seq_port_info_set_type(pi, SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_APPLICATION);
+    if (g_client.queue >= 0) {      /* what arrives gets the queue's real time */
+        snd_seq_port_info_set_timestamping(pi, 1);
+        snd_seq_port_info_set_timestamp_real(pi, 1);
+        snd_seq_port_info_set_timestamp_queue(pi, g_client.queue);
+    }
     int rc = snd_seq_create_port(g_client.seq, pi);
     if (rc < 0) {
         snprintf(err, errlen, "cannot create port \"%s:%s\": %s", ALSA_CLIENT_NAME, name,
@@ -361,10 +391,30 @@ static int event_to_msg(const snd_seq_event_t *ev, midi_msg *m)
     }
 }
 
-static int alsa_read(midi_port *p, midi_msg *out, int max)
+/* EV's stamp in ns of our queue's real time, or -1 when it has none. */
+static int64_t event_stamp(const snd_seq_event_t *ev)
+{
+    if (g_client.queue < 0 || ev->queue != g_client.queue ||
+        (ev->flags & SND_SEQ_TIME_STAMP_MASK) != SND_SEQ_TIME_STAMP_REAL)
+        return -1;
+    return (int64_t)ev->time.time.tv_sec * 1000000000 + ev->time.time.tv_nsec;
+}
+
+/* Our queue's real time now in ns, or -1. */
+static int64_t queue_now(void)
+{
+    snd_seq_queue_status_t *st;
+    snd_seq_queue_status_alloca(&st);
+    if (g_client.queue < 0 || snd_seq_get_queue_status(g_client.seq, g_client.queue, st) < 0)
+        return -1;
+    const snd_seq_real_time_t *rt = snd_seq_queue_status_get_real_time(st);
+    return (int64_t)rt->tv_sec * 1000000000 + rt->tv_nsec;
+}
+
+static int alsa_read(midi_port *p, midi_msg *out, int64_t *age_ns, int max)
 {
     alsa_port *ap = p->priv;
-    int n = 0;
+    int n = 0, stamped = 0;
     while (n < max) {
         snd_seq_event_t *ev = NULL;
         int rc = snd_seq_event_input(g_client.seq, &ev);
@@ -382,9 +432,15 @@ static int alsa_read(midi_port *p, midi_msg *out, int max)
             continue;
         if (ev->source.client == SND_SEQ_CLIENT_SYSTEM)
             handle_announce(ap, ev);
-        else if (event_to_msg(ev, &out[n]))
+        else if (event_to_msg(ev, &out[n])) {
+            age_ns[n] = event_stamp(ev);    /* the stamp for now, made an age below */
+            stamped += age_ns[n] >= 0;
             n++;
+        }
     }
+    int64_t now = stamped ? queue_now() : -1;
+    for (int i = 0; i < n; i++)
+        age_ns[i] = now < 0 || age_ns[i] < 0 || age_ns[i] > now ? 0 : now - age_ns[i];
     return n;
 }
 

@@ -32,7 +32,10 @@ struct midi_port {
  * close:    frees P->priv and everything open returned; never fails.
  * poll_fds: as midi_port_poll_fds; may be NULL (nothing to watch).
  * read:     as midi_port_read, P is an input; may be NULL for a backend
- *           without inputs.
+ *           without inputs.  AGE_NS (never NULL, zeroed by the caller):
+ *           a backend that knows when each message arrived (the ALSA
+ *           sequencer stamps them) writes how long before the read that
+ *           was; the others leave it 0.
  * write:    sends one valid message without blocking; returns 0, or -1
  *           with errno set when it was dropped (the caller counts and logs);
  *           may be NULL for a backend that plays nothing.
@@ -50,7 +53,7 @@ typedef struct midi_backend {
     int  (*open)(midi_port *p, const char *arg, char *err, size_t errlen);
     void (*close)(midi_port *p);
     int  (*poll_fds)(midi_port *p, struct pollfd *fds, int max);
-    int  (*read)(midi_port *p, midi_msg *out, int max);
+    int  (*read)(midi_port *p, midi_msg *out, int64_t *age_ns, int max);
     int  (*write)(midi_port *p, const midi_msg *msg);
     int  (*keep)(midi_port *p, const midi_msg *msg, midi_part part, double time);
     int  (*save)(midi_port *p, const char *path);

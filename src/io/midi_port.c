@@ -146,11 +146,18 @@ int midi_port_poll_fds(midi_port *p, struct pollfd *fds, int max)
     return p->backend->poll_fds(p, fds, max);
 }
 
-int midi_port_read(midi_port *p, midi_msg *out, int max)
+int midi_port_read(midi_port *p, midi_msg *out, int64_t *age_ns, int max)
 {
     if (!p || p->dir != MIDI_IN || !p->backend->read || max <= 0)
         return 0;
-    int n = p->backend->read(p, out, max);
+    int64_t scratch[64];
+    if (!age_ns) {
+        age_ns = scratch;
+        if (max > 64)
+            max = 64;
+    }
+    memset(age_ns, 0, (size_t)max * sizeof *age_ns);
+    int n = p->backend->read(p, out, age_ns, max);
     if (n > 0)
         p->stats.received += (uint64_t)n;
     return n;

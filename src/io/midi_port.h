@@ -100,8 +100,12 @@ int midi_port_poll_fds(midi_port *p, struct pollfd *fds, int max);
  * call again before the next poll()), or -1 after logging an error the
  * port cannot recover from (logged once). Call it when poll() reports any
  * of the port's fds ready; it also does the port's housekeeping (FIFO
- * reopened, ALSA source ports reconnected). Returns 0 for an output. */
-int midi_port_read(midi_port *p, midi_msg *out, int max);
+ * reopened, ALSA source ports reconnected). Returns 0 for an output.
+ * AGE_NS (room for MAX, or NULL): for each message, how long before this
+ * call it arrived, where the backend knows (the ALSA sequencer's own time
+ * stamps: a clock tick read late by a busy process keeps its true time),
+ * else 0. */
+int midi_port_read(midi_port *p, midi_msg *out, int64_t *age_ns, int max);
 
 /* Sends MSG on output P at once, never blocking. Returns 0 (also for an
  * output that plays nothing, as record), or -1 when the message was

@@ -17,10 +17,11 @@ static void null_close(midi_port *p)
     (void)p;
 }
 
-static int null_read(midi_port *p, midi_msg *out, int max)
+static int null_read(midi_port *p, midi_msg *out, int64_t *age_ns, int max)
 {
     (void)p;
     (void)out;
+    (void)age_ns;
     (void)max;
     return 0;
 }

@@ -141,8 +141,9 @@ static int pm_poll_fds(midi_port *p, struct pollfd *fds, int max)
     return 1;
 }
 
-static int pm_read(midi_port *p, midi_msg *out, int max)
+static int pm_read(midi_port *p, midi_msg *out, int64_t *age_ns, int max)
 {
+    (void)age_ns;              /* arrival times unknown: read time it is */
     pm_port *pp = p->priv;
     uint64_t ticks;
     if (read(pp->timer_fd, &ticks, sizeof ticks) < 0 && errno != EAGAIN)

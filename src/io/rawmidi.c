@@ -166,8 +166,9 @@ static int reopen(midi_port *p, raw_port *r)
     return 0;
 }
 
-static int raw_read(midi_port *p, midi_msg *out, int max)
+static int raw_read(midi_port *p, midi_msg *out, int64_t *age_ns, int max)
 {
+    (void)age_ns;              /* arrival times unknown: read time it is */
     raw_port *r = p->priv;
     int n = 0;
     if (r->waiting) {

@@ -127,7 +127,7 @@ int main(int argc, char **argv)
         midi_msg msgs[64];
         int n;
         do {
-            n = midi_port_read(in, msgs, 64);
+            n = midi_port_read(in, msgs, NULL, 64);
             if (n < 0) {
                 rc = 1;
                 break;

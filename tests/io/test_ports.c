@@ -132,7 +132,7 @@ static void test_null(void)
     struct pollfd fds[4];
     CHECK_INT(midi_port_poll_fds(in, fds, 4), 0);
     midi_msg m[4];
-    CHECK_INT(midi_port_read(in, m, 4), 0);
+    CHECK_INT(midi_port_read(in, m, NULL, 4), 0);
     midi_msg note = { 0x90, 60, 100, 3 };
     for (int i = 0; i < 5; i++)
         CHECK_INT(midi_port_write(out, &note), 0);
@@ -180,7 +180,7 @@ static void test_fifo_input(void)
         CHECK_INT(write(w, a, sizeof a), sizeof a);
         CHECK_INT(wait_ready(fds, nfds, 1000), 1);
         midi_msg m[8];
-        int n = midi_port_read(in, m, 8);
+        int n = midi_port_read(in, m, NULL, 8);
         CHECK_INT(n, 3);
         CHECK_INT(m[0].status, 0x90);
         CHECK_INT(m[1].status, 0xF8);
@@ -188,7 +188,7 @@ static void test_fifo_input(void)
         CHECK_INT(m[2].data2, 101);
         CHECK_INT(write(w, b, sizeof b), sizeof b);
         CHECK_INT(wait_ready(fds, nfds, 1000), 1);
-        n = midi_port_read(in, m, 8);
+        n = midi_port_read(in, m, NULL, 8);
         CHECK_INT(n, 2);
         CHECK_INT(m[0].status, 0x80);
         CHECK_INT(m[1].data1, 62);
@@ -196,7 +196,7 @@ static void test_fifo_input(void)
          * stays quiet instead of reporting POLLHUP forever. */
         close(w);
         CHECK_INT(wait_ready(fds, nfds, 1000), 1);
-        CHECK_INT(midi_port_read(in, m, 8), 0);
+        CHECK_INT(midi_port_read(in, m, NULL, 8), 0);
         CHECK_INT(wait_ready(fds, nfds, 50), 0);
         CHECK_INT(midi_port_get_stats(in)->reopened, (uint64_t)round + 1);
     }
@@ -227,27 +227,27 @@ static void test_fifo_comes_back(void)
     midi_msg m[8];
     stderr_begin();
     CHECK_INT(wait_ready(fds, nfds, 1000), 1);
-    CHECK_INT(midi_port_read(in, m, 8), 0);         /* EOF, reopen fails: waits */
+    CHECK_INT(midi_port_read(in, m, NULL, 8), 0);         /* EOF, reopen fails: waits */
     CHECK_STR_CONTAINS(stderr_end(), "trying to open it again");
     int wakeups = 0;
     for (int i = 0; i < 5; i++)                      /* 0.5 s: at most one retry tick */
         if (wait_ready(fds, nfds, 100) > 0) {
             wakeups++;
-            CHECK_INT(midi_port_read(in, m, 8), 0);
+            CHECK_INT(midi_port_read(in, m, NULL, 8), 0);
         }
     CHECK(wakeups <= 1);
     CHECK_INT(mkfifo(path, 0600), 0);
     /* within about a second the port opens the new FIFO */
     for (int i = 0; i < 30 && midi_port_get_stats(in)->reopened == 0; i++)
         if (wait_ready(fds, nfds, 100) > 0)
-            midi_port_read(in, m, 8);
+            midi_port_read(in, m, NULL, 8);
     CHECK_INT(midi_port_get_stats(in)->reopened, 1);
     w = open(path, O_WRONLY | O_NONBLOCK);
     CHECK(w >= 0);
     const uint8_t note[] = { 0x90, 70, 70 };
     CHECK_INT(write(w, note, 3), 3);
     CHECK_INT(wait_ready(fds, nfds, 1000), 1);
-    CHECK_INT(midi_port_read(in, m, 8), 1);
+    CHECK_INT(midi_port_read(in, m, NULL, 8), 1);
     CHECK_INT(m[0].data1, 70);
     close(w);
     midi_port_close(in);
@@ -268,7 +268,7 @@ static void test_fifo_output(void)
     CHECK_INT(midi_port_write(out, &pc), 0);
     CHECK_INT(midi_port_write(out, &off), 0);
     midi_msg none[4];
-    CHECK_INT(midi_port_read(out, none, 4), 0);     /* an output has nothing to read */
+    CHECK_INT(midi_port_read(out, none, NULL, 4), 0);     /* an output has nothing to read */
     struct pollfd fds[4];
     CHECK_INT(midi_port_poll_fds(out, fds, 4), 0);
     midi_port_close(out);
