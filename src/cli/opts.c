@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/choices.h"
+
 #define HELP_COLUMN_MAX 24      /* longer option names put their help after two spaces */
 
 static int takes_value(const cli_option *o)
@@ -28,22 +30,6 @@ static const cli_option *find_letter(const cli_option *opts, char letter)
         if (o->letter && o->letter == letter)
             return o;
     return NULL;
-}
-
-/* The index of VALUE among CHOICES ("a|b|c"), or -1. */
-static int choice_index(const char *choices, const char *value)
-{
-    size_t n = strlen(value);
-    int idx = 0;
-    for (const char *p = choices;; idx++) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && strncmp(p, value, n) == 0)
-            return idx;
-        if (!bar)
-            return -1;
-        p = bar + 1;
-    }
 }
 
 /* "a, b or c" from "a|b|c", for messages. */

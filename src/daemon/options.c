@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "util/choices.h"
 #include "util/fileio.h"
 #include "util/log.h"
 
@@ -191,21 +192,6 @@ const option_def *config_find(const char *name)
     return NULL;
 }
 
-static int enum_index(const char *choices, const char *value)
-{
-    size_t n = strlen(value);
-    int idx = 0;
-    for (const char *p = choices; ; idx++) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && strncmp(p, value, n) == 0)
-            return idx;
-        if (!bar)
-            return -1;
-        p = bar + 1;
-    }
-}
-
 const char *config_enum_name(const option_def *opt, int index, char *buf, size_t len)
 {
     const char *p = opt->choices;
@@ -281,7 +267,7 @@ int config_set(config *c, const option_def *opt, const char *value, char *why, s
         return 0;
     }
     case OPT_ENUM: {
-        int v = enum_index(opt->choices, value);
+        int v = choice_index(opt->choices, value);
         if (v < 0) {
             snprintf(why, whylen, "expected one of %s, got '%s'", opt->choices, value);
             return -1;
