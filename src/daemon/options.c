@@ -61,8 +61,9 @@ const option_def config_options[] = {
       "the server name for jack); empty: the driver's default." },
     { "audio_file", OPT_STRING, "continuo.wav", 0, 0, NULL, RESTART, OFF(audio_file),
       "WAV file written by audio_driver = file." },
-    { "gain", OPT_DOUBLE, "0.8", 0, 10, NULL, RESTART, OFF(gain),
-      "Loudness of the fluidsynth output (FluidSynth's synth.gain, linear).\n"
+    { "gain", OPT_DOUBLE, "0.8", 0, 10, NULL, apply_gain, OFF(gain),
+      "Loudness of the fluidsynth output (FluidSynth's synth.gain, linear;\n"
+      "changes at once: `continuo ctl set gain 0.4`).\n"
       "0.8 puts a continuation of the bundled motif's peaks near -14 dBFS and\n"
       "the loudest piano recording tried (Liszt's Mephisto Waltz) near -3 dBFS,\n"
       "without clipping; FluidSynth's own default, 0.2, is 12 dB quieter." },

@@ -76,6 +76,7 @@ typedef void (*option_apply)(struct service *sv);
 void apply_value(struct service *sv);       /* nothing more: it is read where it is used */
 void apply_scheduler(struct service *sv);   /* the scheduler's note limits follow */
 void apply_seed(struct service *sv);        /* the next continuation samples from it */
+void apply_gain(struct service *sv);        /* FluidSynth's loudness, at once */
 
 /* One option: the single place that names, types, bounds, applies and documents it. */
 typedef struct option_def {

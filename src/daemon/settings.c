@@ -1,4 +1,5 @@
 /* settings.c: options changed while the service runs (`ctl set`, reload), each through its apply step. */
+#include <stdio.h>
 #include <string.h>
 
 #include "daemon/service.h"
@@ -17,6 +18,14 @@ void apply_scheduler(struct service *sv)
 void apply_seed(struct service *sv)
 {
     sv->seed = sv->cfg.seed ? (uint64_t)sv->cfg.seed : (uint64_t)now_ns();
+}
+
+void apply_gain(struct service *sv)
+{
+    char value[32];
+    snprintf(value, sizeof value, "%.9g", sv->cfg.gain);
+    for (int i = 0; i < sv->n_outputs; i++)
+        midi_port_update(sv->outputs[i], "gain", value);
 }
 
 int service_set_option(service *sv, const option_def *o, const char *value, char *why, size_t len)

@@ -39,6 +39,10 @@ struct midi_port {
  * write:    sends one valid message without blocking; returns 0, or -1
  *           with errno set when it was dropped (the caller counts and logs);
  *           may be NULL for a backend that plays nothing.
+ * update:   setting KEY of open port P is now VALUE (the service's `ctl
+ *           set`, a reload): takes it up where it can change while open
+ *           (FluidSynth's gain), else ignores it; NULL for a backend with
+ *           no such setting.
  * keep:     keeps a copy of channel message MSG of PART at TIME (seconds);
  *           returns 0, or -1 when it was dropped (the caller counts); NULL
  *           for a backend that keeps nothing (all but record).
@@ -55,6 +59,7 @@ typedef struct midi_backend {
     int  (*poll_fds)(midi_port *p, struct pollfd *fds, int max);
     int  (*read)(midi_port *p, midi_msg *out, int64_t *age_ns, int max);
     int  (*write)(midi_port *p, const midi_msg *msg);
+    void (*update)(midi_port *p, const char *key, const char *value);
     int  (*keep)(midi_port *p, const midi_msg *msg, midi_part part, double time);
     int  (*save)(midi_port *p, const char *path);
     int  (*list)(midi_port_list_fn fn, void *user);

@@ -60,6 +60,12 @@ static int fs_write(midi_port *p, const midi_msg *msg)
     return 0;
 }
 
+static void fs_update(midi_port *p, const char *key, const char *value)
+{
+    if (p->priv && strcmp(key, "gain") == 0)
+        synth_fluid_set_gain(p->priv, strtod(value, NULL));
+}
+
 const midi_backend midi_backend_fluidsynth = {
     .name = "fluidsynth",
     .usage = "fluidsynth (no argument: the settings soundfont, audio_driver, audio_device, "
@@ -68,4 +74,5 @@ const midi_backend midi_backend_fluidsynth = {
     .open = fs_open,
     .close = fs_close,
     .write = fs_write,
+    .update = fs_update,
 };

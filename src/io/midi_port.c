@@ -163,6 +163,12 @@ int midi_port_read(midi_port *p, midi_msg *out, int64_t *age_ns, int max)
     return n;
 }
 
+void midi_port_update(midi_port *p, const char *key, const char *value)
+{
+    if (p && p->backend->update)
+        p->backend->update(p, key, value);
+}
+
 int midi_port_write(midi_port *p, const midi_msg *msg)
 {
     uint8_t bytes[3];

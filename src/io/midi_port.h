@@ -107,6 +107,11 @@ int midi_port_poll_fds(midi_port *p, struct pollfd *fds, int max);
  * else 0. */
 int midi_port_read(midi_port *p, midi_msg *out, int64_t *age_ns, int max);
 
+/* Setting KEY (as midi_port_settings names it) is now VALUE while P is
+ * open: the backend takes it up if it can (FluidSynth's gain); else
+ * nothing happens. */
+void midi_port_update(midi_port *p, const char *key, const char *value);
+
 /* Sends MSG on output P at once, never blocking. Returns 0 (also for an
  * output that plays nothing, as record), or -1 when the message was
  * dropped (counted in stats.dropped; logged once per run of failures) or

@@ -273,6 +273,11 @@ void synth_fluid_send(synth_fluid *s, const midi_msg *m)
     }
 }
 
+void synth_fluid_set_gain(synth_fluid *s, double gain)
+{
+    fluid_synth_set_gain(s->synth, (float)gain);
+}
+
 void synth_fluid_silence(synth_fluid *s)
 {
     fluid_synth_all_notes_off(s->synth, -1);
@@ -325,6 +330,12 @@ void synth_fluid_send(synth_fluid *s, const midi_msg *m)
 {
     (void)s;
     (void)m;
+}
+
+void synth_fluid_set_gain(synth_fluid *s, double gain)
+{
+    (void)s;
+    (void)gain;
 }
 
 void synth_fluid_silence(synth_fluid *s)

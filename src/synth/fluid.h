@@ -39,6 +39,10 @@ synth_fluid *synth_fluid_open(const synth_fluid_opts *o);
 /* Plays one channel message at once (thread-safe; never blocks for long). */
 void synth_fluid_send(synth_fluid *s, const midi_msg *m);
 
+/* Sets the output's loudness (linear, FluidSynth's synth.gain) at once,
+ * sounding notes included. */
+void synth_fluid_set_gain(synth_fluid *s, double gain);
+
 /* Ends every note on every channel at once: all notes off and all sound off. */
 void synth_fluid_silence(synth_fluid *s);
 
