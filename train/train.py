@@ -350,7 +350,7 @@ def weights_as_exported(model, dtype: str):
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description="Train the continuo Music Transformer.")
     ap.add_argument("--config", required=True, help="JSON config (train/configs/*.json)")
-    ap.add_argument("--out", help="output folder (default: runs/<config name>)")
+    ap.add_argument("--out", help="output folder (default: out/<config name>)")
     ap.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     ap.add_argument("--continuo", help="the continuo binary used to encode MIDI files")
     ap.add_argument("--split-file", help="data: a split.tsv (split, composer, title, file)")

@@ -9,6 +9,9 @@ import tempfile
 
 import mido
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
+from servetest import check, done  # noqa: E402
+
 SRC = os.environ["CONTINUO_SRC"]
 CONTINUO = os.environ["CONTINUO"]
 
@@ -41,12 +44,6 @@ def run(*args, **kw):
 
 
 def main() -> int:
-    fails = []
-
-    def check(cond, what):
-        print(("ok   " if cond else "FAIL ") + what)
-        if not cond:
-            fails.append(what)
 
     with tempfile.TemporaryDirectory() as d:
         model = os.path.join(d, "m.gguf")
@@ -169,7 +166,7 @@ def main() -> int:
         check(r.returncode == 0 and sorted(rows, key=int) == ["256", "512"]
               and all(float(v[5]) > 0 and float(v[6]) > 0 for v in rows.values()),
               f"bench decodes at contexts 256 and 512 in C and PyTorch ({sorted(rows)})")
-    return 1 if fails else 0
+    done()
 
 
 if __name__ == "__main__":

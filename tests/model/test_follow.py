@@ -21,6 +21,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
+from servetest import check, done  # noqa: E402
+
 SRC = os.environ["CONTINUO_SRC"]
 CONTINUO = os.environ["CONTINUO"]
 ASAP = os.environ.get("ASAP_DIR", "")
@@ -37,12 +40,6 @@ def main() -> int:
     if b"__asan_init" in data or b"__ubsan_handle" in data:
         print("SKIP: sanitized build (model behaviour, not memory: see `model continue`)")
         return 77
-    fails = []
-
-    def check(cond, what):
-        print(("ok   " if cond else "FAIL ") + what)
-        if not cond:
-            fails.append(what)
 
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "pace.json")
@@ -77,8 +74,7 @@ def main() -> int:
     print(f"pitch-class overlap with the primer: {pc_free:.3f} key_pull 0, {pc_pulled:.3f} key_pull 0.3, "
           f"pianist {pulled['summary']['pc']['real']:.3f}")
     check(pc_pulled > pc_free + 0.02, "the key pull keeps the continuation nearer the primer's pitch classes")
-    print(f"{len(fails)} failure(s)")
-    return 1 if fails else 0
+    done()
 
 
 if __name__ == "__main__":
