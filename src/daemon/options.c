@@ -98,6 +98,11 @@ const option_def config_options[] = {
     { "min_p", OPT_DOUBLE, PLAY_STR(PLAY_MIN_P), SAMPLING_MIN_P_MIN, SAMPLING_MIN_P_MAX, NULL, LIVE,
       OFF(sampling.min_p),
       "Drop events less likely than min_p times the most likely; 0 turns it off." },
+    { "filter_time_shifts", OPT_BOOL, PLAY_FILTER_TIME ? "yes" : "no", 0, 0, NULL, LIVE,
+      OFF(sampling.filter_time),
+      "Let top_k, top_p and min_p cut time shifts too (no: they choose among\n"
+      "notes and velocities only, and how long to wait keeps the model's own\n"
+      "odds); the same as `continuo continue --filter-time-shifts`." },
     { "pace", OPT_DOUBLE, PLAY_STR(PLAY_PACE), SAMPLING_PACE_MIN, SAMPLING_PACE_MAX, NULL, LIVE,
       OFF(sampling.pace),
       "Keep the pace (notes per second) of the player's phrase: the answer's waits\n"
@@ -285,7 +290,7 @@ void config_defaults(config *c)
 {
     char why[256];
     memset(c, 0, sizeof *c);
-    sampling_default(&c->sampling);     /* what no option sets: filter_time */
+    sampling_default(&c->sampling);
     for (size_t i = 0; i < config_n_options; i++)
         if (config_set(c, &config_options[i], config_options[i].default_value, why, sizeof why) < 0)
             log_error("internal error: default of %s: %s", config_options[i].name, why);

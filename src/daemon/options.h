@@ -47,8 +47,8 @@ typedef struct config {
     int    held_note_timeout_ms;           /* a key held longer is taken as released; 0 = never */
     double response_seconds;
     int    response_events;
-    sampling_settings sampling;            /* temperature, top_k, top_p, min_p (filter_time
-                                              stays PLAY_FILTER_TIME: no option) */
+    sampling_settings sampling;            /* temperature, top_k, top_p, min_p,
+                                              filter_time, pace, key_pull */
     int    seed;                           /* 0: from the clock; continuation n gets seed + n */
     int    cc_handover, cc_temperature, cc_top_p, cc_panic, cc_reroll, cc_length; /* -1 = off */
     int    midi_thru;                      /* bool */

@@ -40,6 +40,11 @@ for flag, key in pairs.items():
           "continue %s defaults to %r, serve's %s to %r" % (flag, c, key, s))
     values[flag] = s
 
+# A flag, off by default in continue: serve's key of the same meaning too.
+check(serve.get("filter_time_shifts") == "no" and "--filter-time-shifts" in help_text,
+      "continue --filter-time-shifts is a flag, off; serve's filter_time_shifts is %r"
+      % serve.get("filter_time_shifts"))
+
 model = os.path.join(src, "models", "continuo-default.gguf")
 motif = os.path.join(src, "models", "motif.mid")
 if os.path.exists(model) and all(values.values()):
