@@ -383,10 +383,19 @@ journal = j.group(1) if j else ""
 for bad in ("Failed", "status=218", "Main process exited"):
     check(bad not in journal, "nothing %r in the journal" % bad)
 # systemd 252 cannot put ExecReload's kill into the unit's network and IPC
-# namespaces and says so between Reloading and Reloaded; nothing else may be
-# ignored, and the service itself keeps its namespaces (checked after reload).
-outside_reload = re.sub(r"Reloading continuo.*?Reloaded continuo", "", journal, flags=re.S)
-check("ignoring" not in outside_reload, "no sandbox setting ignored when the service starts")
+# namespaces and says so, from the forked kill: in the journal usually
+# between Reloading and Reloaded, sometimes just before Reloading (seen in
+# CI: the two writers race).  Nothing may be ignored while the service
+# starts, nothing but that one kind of line at all, and the service itself
+# keeps its namespaces (checked after reload).
+start = re.search(r"^Starting continuo.*?^Started continuo", journal, re.S | re.M)
+check(start is not None and "ignoring" not in start.group(0),
+      "no sandbox setting ignored when the service starts: %r" % (start and start.group(0)))
+ignored = [ln for ln in journal.splitlines() if "ignoring" in ln]
+check(all(re.search(r"Private(Network|IPC)=yes is configured, but .*namespace setup failed, ignoring", ln)
+          for ln in ignored),
+      "only ExecReload's namespace lines say ignoring: %r" % ignored)
+check(len(ignored) <= 2, "at most one such line per namespace: %r" % ignored)
 ns2 = dict(re.findall(r"^NS2 (\w+) (\w+)$", out, re.M))
 for n in ("user", "mnt", "net", "uts"):
     check(ns2.get(n) == "own", "after reload, still its own %s namespace: %r" % (n, ns2.get(n)))
