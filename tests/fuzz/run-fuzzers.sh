@@ -5,6 +5,7 @@
 #   BUILD_DIR  configured with: CC=clang meson setup BUILD_DIR -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
 # A target fuzz_X starts from the seeds in tests/fuzz/corpus/X (or tests/*/corpus/X) when that folder exists, else from nothing.
 # New inputs go to a temporary folder, never into the repository; a crashing input is kept and its path printed.
+# CONTINUO_FUZZ_JOBS=N: N targets at a time (default: one per core), each with a core to itself.
 set -u
 
 if [ $# -ne 2 ] || [ ! -d "$1" ]; then
@@ -30,8 +31,15 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/continuo-fuzz.XXXXXX") || exit 2
 trap 'rm -rf "$work"' EXIT INT TERM
 status=0
+# Targets run side by side, one per core (CONTINUO_FUZZ_JOBS, default all
+# cores): each still gets SECONDS of a core to itself.
+jobs=${CONTINUO_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $jobs in ''|*[!0-9]*|0) jobs=1 ;; esac
 
-for target in $targets; do
+# Fuzzes TARGET for SECONDS; leaves its summary line and exit status in
+# $work/NAME/summary and $work/NAME/rc.
+fuzz_one() {
+    target=$1
     name=$(basename "$target")
     # Seeds: tests/fuzz/corpus/X, else the corpus/X of another test folder
     # (tests/daemon/corpus/config for fuzz_config).
@@ -53,19 +61,36 @@ for target in $targets; do
     start=$(date +%s.%N)
     "$target" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$artifacts/" \
         "$corpus" >"$log" 2>&1
-    rc=$?
+    echo $? > "$work/$name/rc"
     end=$(date +%s.%N)
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
     grown=$(find "$corpus" -type f | wc -l)
-    echo "$name: ${execs:-?} execs in $wall s ($n_seeds seeds, corpus grew to $grown inputs)"
-    if [ $rc -ne 0 ]; then
+    echo "$name: ${execs:-?} execs in $wall s ($n_seeds seeds, corpus grew to $grown inputs)" > "$work/$name/summary"
+}
+
+running=0
+for target in $targets; do
+    fuzz_one "$target" &
+    running=$((running + 1))
+    if [ $running -ge "$jobs" ]; then
+        wait
+        running=0
+    fi
+done
+wait
+
+for target in $targets; do
+    name=$(basename "$target")
+    cat "$work/$name/summary"
+    rc=$(cat "$work/$name/rc" 2>/dev/null || echo 1)
+    if [ "$rc" -ne 0 ]; then
         status=1
         keep=$(mktemp -d "${TMPDIR:-/tmp}/continuo-fuzz-$name.XXXXXX")
-        cp "$log" "$keep/log"
-        cp "$artifacts"/* "$keep"/ 2>/dev/null
+        cp "$work/$name/log" "$keep/log"
+        cp "$work/$name/artifacts"/* "$keep"/ 2>/dev/null
         echo "$name: FAILED (exit status $rc); log and crashing inputs kept in $keep:" >&2
-        tail -n 40 "$log" >&2
+        tail -n 40 "$work/$name/log" >&2
     fi
 done
 exit $status
