@@ -253,14 +253,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
     };
     const cli_spec spec = { .name = "bench", .usage = bench_usage, .options = options };
     int n_in;
-    int rc = cli_parse(&spec, argc, argv, &n_in);
-    if (rc != CLI_GO_ON)
-        return rc;
-    if (n_in) {
-        fprintf(stderr, "continuo bench: unknown argument '%s' (see --help)\n", argv[1]);
-        return 2;
-    }
-    return CLI_GO_ON;
+    return cli_parse(&spec, argc, argv, &n_in);
 }
 
 /* The memory read bandwidth with 1 and with max(THREADS, 2) threads. */

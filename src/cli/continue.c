@@ -99,15 +99,12 @@ static int parse_args(int argc, char **argv, continue_opts *o)
         CLI_OPT_HELP,
         CLI_END
     };
-    const cli_spec spec = { .name = "continue", .usage = continue_usage, .options = options };
+    const cli_spec spec = { .name = "continue", .usage = continue_usage, .options = options,
+                            .max_operands = 1 };
     int n_in;
     int rc = cli_parse(&spec, argc, argv, &n_in);
     if (rc != CLI_GO_ON)
         return rc;
-    if (n_in > 1) {
-        fprintf(stderr, "continuo continue: one primer only ('%s')\n", argv[2]);
-        return 2;
-    }
     o->primer_path = n_in ? argv[1] : NULL;
     if (!o->primer_path || !o->out_path) {
         cli_usage(&spec, stderr);

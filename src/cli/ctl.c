@@ -59,14 +59,11 @@ int cmd_ctl(int argc, char **argv)
     /* options first: a command's words may start with '-' (set cc_panic -1) */
     const cli_spec spec = { .name = "ctl", .usage = ctl_usage, .more_usage = control_commands_usage,
                             .options = options, .options_first = 1,
-                            .epilog = "Prints the service's answer; exits 0 on \"ok\", 1 on \"error\".\n" };
+                            .epilog = "Prints the service's answer; exits 0 on \"ok\", 1 on \"error\".\n",
+                            .min_operands = 1, .max_operands = CLI_MANY };
     int rc = cli_parse(&spec, argc, argv, &n_words);
     if (rc != CLI_GO_ON)
         return rc;
-    if (n_words == 0) {
-        cli_usage(&spec, stderr);
-        return 2;
-    }
     if ((rc = join_words(argv + 1, n_words, line, sizeof line)) != 0)
         return rc;
     if (!sock) {

@@ -126,15 +126,12 @@ static int parse_args(int argc, char **argv, decode_args *a)
         CLI_OPT_HELP,
         CLI_END
     };
-    const cli_spec spec = { .name = "decode", .usage = decode_usage, .options = options };
+    const cli_spec spec = { .name = "decode", .usage = decode_usage, .options = options,
+                            .max_operands = 1 };
     int n_in;
     int rc = cli_parse(&spec, argc, argv, &n_in);
     if (rc != CLI_GO_ON)
         return rc;
-    if (n_in > 1) {
-        fprintf(stderr, "continuo decode: one input file only ('%s' and '%s')\n", argv[1], argv[2]);
-        return 2;
-    }
     a->input = n_in ? argv[1] : NULL;
     if (!a->input || !a->output) {
         fprintf(stderr, "continuo decode: give an input file and -o OUT.mid (see --help)\n");

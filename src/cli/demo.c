@@ -207,15 +207,12 @@ static int parse_args(int argc, char **argv, demo_run *r, listen_opts *listen)
         CLI_OPT_HELP,
         CLI_END
     };
-    const cli_spec spec = { .name = "demo", .usage = demo_usage, .options = options };
+    const cli_spec spec = { .name = "demo", .usage = demo_usage, .options = options,
+                            .max_operands = 1 };
     int n_in;
     int rc = cli_parse(&spec, argc, argv, &n_in);
     if (rc != CLI_GO_ON)
         return rc;
-    if (n_in > 1) {
-        fprintf(stderr, "continuo demo: unknown argument '%s' (see --help)\n", argv[2]);
-        return 2;
-    }
     if (n_in)
         snprintf(r->path, sizeof r->path, "%s", argv[1]);
     else if (find_motif(r->path, sizeof r->path) < 0)

@@ -477,10 +477,6 @@ int cmd_doctor(int argc, char **argv)
     int rc = cli_parse(&spec, argc, argv, &n_in);
     if (rc != CLI_GO_ON)
         return rc;
-    if (n_in) {
-        fprintf(stderr, "continuo doctor: unknown argument '%s' (see --help)\n", argv[1]);
-        return 2;
-    }
     /* One report in order: the errors of the parts checked go with it. */
     fflush(stdout);
     dup2(STDOUT_FILENO, STDERR_FILENO);

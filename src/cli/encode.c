@@ -240,7 +240,8 @@ static int parse_args(int argc, char **argv, encode_args *a)
         CLI_OPT_HELP,
         CLI_END
     };
-    const cli_spec spec = { .name = "encode", .usage = encode_usage, .options = options };
+    const cli_spec spec = { .name = "encode", .usage = encode_usage, .options = options,
+                            .max_operands = CLI_MANY };
     int n_in;
     int rc = cli_parse(&spec, argc, argv, &n_in);
     if (rc != CLI_GO_ON)

@@ -151,14 +151,11 @@ static int parse_args(int argc, char **argv, eval_args *a)
         CLI_OPT_HELP,
         CLI_END
     };
-    const cli_spec spec = { .name = "eval", .usage = eval_usage, .options = options };
+    const cli_spec spec = { .name = "eval", .usage = eval_usage, .options = options,
+                            .min_operands = 1, .max_operands = CLI_MANY };
     int rc = cli_parse(&spec, argc, argv, &a->n_files);
     if (rc != CLI_GO_ON)
         return rc;
-    if (a->n_files == 0) {
-        cli_usage(&spec, stderr);
-        return 2;
-    }
     return CLI_GO_ON;
 }
 

@@ -152,15 +152,12 @@ int cmd_inspect(int argc, char **argv)
 {
     const cli_option options[] = { CLI_OPT_HELP, CLI_END };
     const cli_spec spec = { .name = "inspect", .usage = inspect_usage, .options = options,
-                            .epilog = "exit status: 0 all files read, 1 a file could not be read, 2 bad usage\n" };
+                            .epilog = "exit status: 0 all files read, 1 a file could not be read, 2 bad usage\n",
+                            .min_operands = 1, .max_operands = CLI_MANY };
     int n_files, status = 0, printed = 0;
     int rc = cli_parse(&spec, argc, argv, &n_files);
     if (rc != CLI_GO_ON)
         return rc;
-    if (n_files == 0) {
-        cli_usage(&spec, stderr);
-        return 2;
-    }
     for (int i = 1; i <= n_files; i++) {
         if (inspect_file(argv[i], !printed) != 0)
             status = 1;

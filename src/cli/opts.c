@@ -193,6 +193,16 @@ int cli_parse(const cli_spec *spec, int argc, char **argv, int *n_operands)
             return rc;
     }
     *n_operands = n;
+    if (n > spec->max_operands) {
+        fprintf(stderr, "continuo %s: unknown argument '%s' (%s; see --help)\n", spec->name,
+                argv[1 + spec->max_operands], spec->max_operands == 0 ? "it takes none"
+                : spec->max_operands == 1 ? "it takes one" : "too many");
+        return 2;
+    }
+    if (n < spec->min_operands) {
+        cli_usage(spec, stderr);
+        return 2;
+    }
     return CLI_GO_ON;
 }
 

@@ -47,7 +47,11 @@ typedef struct cli_spec {
     const cli_option *options;  /* ends with CLI_END */
     int options_first;          /* 1: options end at the first operand (ctl: its words may
                                    start with '-'); 0: options and operands mix */
+    int min_operands;           /* fewer: the usage on stderr, exit 2 */
+    int max_operands;           /* more: "unknown argument", exit 2; CLI_MANY: no limit */
 } cli_spec;
+
+#define CLI_MANY 0x7fffffff
 
 /* Rows, one macro per kind; CLI_PTR makes the compiler check the
  * destination's type against the kind. */
@@ -94,7 +98,9 @@ typedef struct cli_spec {
  * Returns CLI_GO_ON; or 0 after printing the help to stdout (--help); or 2
  * after printing to stderr "continuo NAME: " and what is wrong, naming the
  * option and the bad value (unknown option, missing value, a number out of
- * range, a value not among the choices). */
+ * range, a value not among the choices), or the first operand past
+ * SPEC->max_operands; or 2 after printing the usage to stderr when there
+ * are fewer than SPEC->min_operands. */
 int cli_parse(const cli_spec *spec, int argc, char **argv, int *n_operands);
 
 /* Writes the help: SPEC's usage (and more_usage), its options with their

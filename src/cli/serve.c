@@ -42,14 +42,7 @@ static int parse_args(int argc, char **argv, serve_args *a)
     };
     const cli_spec spec = { .name = "serve", .usage = serve_usage, .options = options };
     int n_in;
-    int rc = cli_parse(&spec, argc, argv, &n_in);
-    if (rc != CLI_GO_ON)
-        return rc;
-    if (n_in) {
-        fprintf(stderr, "continuo serve: unknown argument '%s' (see --help)\n", argv[1]);
-        return 2;
-    }
-    return CLI_GO_ON;
+    return cli_parse(&spec, argc, argv, &n_in);
 }
 
 static void print_port(const midi_port_info *info, void *user)

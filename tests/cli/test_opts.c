@@ -48,6 +48,8 @@ static const cli_option *table(void)
     return options;
 }
 
+static int min_ops = 0, max_ops = CLI_MANY;     /* the spec's operand limits */
+
 /* Parses the NULL-terminated words (after argv[0] = "test") with stderr
  * captured into err_text; the operands are left in ARGV[1..*N]. */
 static int parse(int options_first, char **argv, int *n)
@@ -58,7 +60,8 @@ static int parse(int options_first, char **argv, int *n)
     memset(&d, 0, sizeof d);
     d.list = (cli_list){ d.item, 0, 2 };
     cli_spec spec = { .name = "test", .usage = usage_text, .more_usage = more_usage, .options = table(),
-                      .epilog = "the end\n", .options_first = options_first };
+                      .epilog = "the end\n", .options_first = options_first,
+                      .min_operands = min_ops, .max_operands = max_ops };
     fflush(stderr);
     FILE *tmp = tmpfile();
     int saved = dup(2);
@@ -170,11 +173,33 @@ static void test_help(void)
     CHECK_STR_CONTAINS(out, "\n  -h, --help              this help\n\nthe end\n");
 }
 
+/* Too many operands name the first one too many; too few print the usage. */
+static void test_operand_limits(void)
+{
+    int n;
+    char *none[] = { "test", "x.mid", NULL }, *two[] = { "test", "-q", "a.mid", "b.mid", NULL };
+    char *zero[] = { "test", "-q", NULL }, *one[] = { "test", "a.mid", NULL };
+    max_ops = 0;
+    CHECK_INT(parse(0, none, &n), 2);
+    CHECK_STR_CONTAINS(err_text, "continuo test: unknown argument 'x.mid' (it takes none; see --help)");
+    max_ops = 1;
+    CHECK_INT(parse(0, two, &n), 2);
+    CHECK_STR_CONTAINS(err_text, "continuo test: unknown argument 'b.mid' (it takes one; see --help)");
+    CHECK_INT(parse(0, one, &n), CLI_GO_ON);
+    CHECK_INT(n, 1);
+    min_ops = 1;
+    CHECK_INT(parse(0, zero, &n), 2);
+    CHECK(strncmp(err_text, usage_text, strlen(usage_text)) == 0);
+    min_ops = 0;
+    max_ops = CLI_MANY;
+}
+
 int main(void)
 {
     test_values_and_operands();
     test_options_first();
     test_errors();
     test_help();
+    test_operand_limits();
     return CHECK_DONE();
 }
