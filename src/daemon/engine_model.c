@@ -2,7 +2,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "codec/perf.h"
 #include "codec/vocab.h"
@@ -11,6 +10,7 @@
 #include "model/model.h"
 #include "model/sampler.h"
 #include "util/log.h"
+#include "util/progress.h"
 
 /* The codec fills the sampler's mask (perf_decoder_next_mask): same values. */
 _Static_assert((int)PERF_NEXT_FORBIDDEN == (int)SAMPLER_FORBIDDEN && (int)PERF_NEXT_PROTECTED == (int)SAMPLER_PROTECTED,
@@ -72,13 +72,6 @@ static int flush_pending(model_engine *e)
     return id >= 0 ? context_feed(&e->ctx, id) : 0;
 }
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* One decode step pages the mapped weights in (38 MB for a 22 M model: 15
  * ms of page faults), so the first answer is not the late one; then
  * WARM_STEPS more measure what an event costs (for lookahead_ms = auto).
@@ -89,11 +82,11 @@ static int warm_up(model_engine *e)
     int id = vocab_id(e->v, EVENT_VELOCITY, 0);
     if (!model_decode(&e->st, id))
         return -1;
-    double t0 = seconds_now();
+    double t0 = now_seconds();
     for (int i = 0; i < WARM_STEPS; i++)
         if (!model_decode(&e->st, id))
             return -1;
-    e->ms_per_event = (seconds_now() - t0) * 1000.0 / WARM_STEPS;
+    e->ms_per_event = (now_seconds() - t0) * 1000.0 / WARM_STEPS;
     model_state_reset(&e->st);
     return 0;
 }

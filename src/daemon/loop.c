@@ -1,9 +1,9 @@
 /* loop.c: the service: one poll() loop over MIDI in, control socket, signals, timers. */
 #include "daemon/loop.h"
 
-#include <math.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
