@@ -2,16 +2,17 @@
 # run-guest.sh: runs a shell script as root in a qemu guest with real ALSA sequencer modules.
 #
 # usage: run-guest.sh [-b BINARY]... [-f HOSTFILE:GUESTPATH]... [-t SECONDS]
-#                     [-m MIB] [-k CACHE_DIR] GUEST_SCRIPT
+#                     [-T SECONDS] [-m MIB] [-k CACHE_DIR] GUEST_SCRIPT
 #   -b  a program to put in the guest's /bin, with the libraries ldd lists
 #       (repeat; aplaymidi, arecordmidi, aconnect and aseqdump are always in)
 #   -f  a file to copy into the guest (repeat)
-#   -t  give up after SECONDS (default 240)
+#   -t  give up after SECONDS under KVM (default 120)
+#   -T  give up after SECONDS under TCG, software emulation (default 400)
 #   -m  guest memory in MiB (default 512; the initramfs lives in it)
 #   -k  where the Debian kernel is kept (default $CONTINUO_QEMU_CACHE, else
 #       /var/cache/continuo-qemu, else $TMPDIR/continuo-qemu)
-# The guest boots a stock Debian kernel (software emulation, no KVM needed),
-# loads the sound modules (so /dev/snd/seq exists and "Midi Through" is
+# The guest boots a stock Debian kernel with the accelerator accel.sh chose
+# (KVM where a KVM guest really boots here, else TCG), loads the sound modules (so /dev/snd/seq exists and "Midi Through" is
 # client 14), mounts a tmpfs on /tmp, runs GUEST_SCRIPT with sh in /tmp,
 # prints "CONTINUO-QEMU-EXIT=STATUS" and powers off. The console goes to
 # stdout (\r stripped). Exit status: the guest script's, 77 when qemu or the
@@ -20,20 +21,23 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
 bins="/usr/bin/aplaymidi /usr/bin/arecordmidi /usr/bin/aconnect /usr/bin/aseqdump"
 files=""
-limit=240
+kvm_limit=120
+tcg_limit=400
 mem=512
-cache=${CONTINUO_QEMU_CACHE:-}
-while getopts b:f:t:k:m: opt; do
+cache=""
+while getopts b:f:t:T:k:m: opt; do
     case $opt in
     b) bins="$bins $OPTARG";;
     f) files="$files
 $OPTARG";;
-    t) limit=$OPTARG;;
+    t) kvm_limit=$OPTARG;;
+    T) tcg_limit=$OPTARG;;
     m) mem=$OPTARG;;
     k) cache=$OPTARG;;
-    *) echo "usage: run-guest.sh [-b BIN]... [-f HOST:GUEST]... [-t S] [-m MB] [-k DIR] SCRIPT" >&2; exit 2;;
+    *) echo "usage: run-guest.sh [-b BIN]... [-f HOST:GUEST]... [-t S] [-T S] [-m MB] [-k DIR] SCRIPT" >&2; exit 2;;
     esac
 done
 shift $((OPTIND - 1))
@@ -51,11 +55,10 @@ for b in $bins; do
 done
 [ -f /usr/share/alsa/alsa.conf ] || skip "/usr/share/alsa/alsa.conf not found (apt-get install libasound2-data)"
 
-if [ -z "$cache" ]; then
-    cache=/var/cache/continuo-qemu
-    mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ] || cache=${TMPDIR:-/tmp}/continuo-qemu
-fi
+cache=$(qemu_cache "$cache")
 kdir=$("$here/get-kernel.sh" "$cache") || { rc=$?; [ $rc = 77 ] && skip "no kernel"; exit $rc; }
+qemu_accel run-guest "$cache" "$kdir/vmlinuz"
+qemu_limit run-guest "$kvm_limit" "$tcg_limit"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/continuo-qemu-run.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
@@ -111,12 +114,9 @@ chmod +x "$root/init"
 
 (cd "$root" && find . | cpio -o -H newc --quiet) > "$work/initrd.cpio"
 
-accel=""
-[ -w /dev/kvm ] && accel="-enable-kvm"
 status=0
 # shellcheck disable=SC2086
-timeout "$limit" qemu-system-x86_64 $accel -m "$mem" -nographic -no-reboot -nic none \
+timeout "$LIMIT" qemu-system-x86_64 $ACCEL_ARGS -m "$mem" -nographic -no-reboot -nic none \
     -kernel "$kdir/vmlinuz" -initrd "$work/initrd.cpio" \
     -append 'console=ttyS0 quiet panic=-1' </dev/null >"$work/raw.log" 2>&1 || status=$?
-. "$here/console.sh"
-guest_exit run-guest "$work/raw.log" "$status" "$limit"
+guest_exit run-guest "$work/raw.log" "$status" "$LIMIT"
