@@ -2,7 +2,10 @@
 # debian-image.sh: builds (once) a bootable Debian 12 guest for the systemd tests.
 #
 # usage: debian-image.sh CACHE_DIR
-# Prints the folder holding rootfs.img (ext4, raw), vmlinuz and initrd.img.
+# Prints the folder holding rootfs.img (ext4, raw), vmlinuz and initrd.img,
+# and nothing else, on stdout. What a build's tools print goes to
+# CACHE_DIR/debian12-build.log; stderr gets a line at its start and end,
+# and on a failure the log's path and its last lines.
 # The root filesystem is made by mmdebstrap from Debian's packages
 # (debian12.packages beside this script), with:
 #   - an ordinary user "player" (uid 1000, groups audio) who lingers, so that
@@ -44,7 +47,18 @@ done
 work=$(mktemp -d "$cache/build.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 root=$work/root
-echo "debian-image: building the Debian 12 guest (once; about 5 minutes) into $dir" >&2
+log=$cache/debian12-build.log
+started=$(date +%s)
+echo "debian-image: building the Debian 12 guest (once; about 5 minutes) into $dir; log: $log" >&2
+# From here on stdout is the log; the answer goes to fd 3.
+exec 3>&1 >"$log"
+failed() {
+    echo "debian-image: $*; the build's log: $log" >&2
+    tail -n 20 "$log" | sed 's/^/debian-image: | /' >&2
+    exit 1
+}
+trap 'rc=$?; rm -rf "$work"; [ $rc = 0 ] || [ $rc = 77 ] || echo "debian-image: failed (exit $rc); log: $log" >&2' EXIT
+trap 'exit 130' INT TERM
 
 # The guest's own files, written by the customize hook below.
 mkdir -p "$work/files"
@@ -103,13 +117,11 @@ if ! mmdebstrap --mode=root --variant=minbase --format=directory \
         --customize-hook='chroot "$1" systemctl enable continuo-guest.service' \
         --customize-hook='chroot "$1" systemctl mask serial-getty@ttyS0.service getty@tty1.service systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_reap.service' \
         --customize-hook='passwd -R "$1" -d root' \
-        bookworm "$root" - < "$srcs" >"$work/mmdebstrap.log" 2>&1; then
-    tail -20 "$work/mmdebstrap.log" >&2
-    if grep -q "Failed to fetch\|Unable to fetch\|Temporary failure\|Could not resolve" "$work/mmdebstrap.log"; then
-        skip "Debian's packages cannot be fetched here"
+        bookworm "$root" - < "$srcs" 2>&1; then
+    if grep -q "Failed to fetch\|Unable to fetch\|Temporary failure\|Could not resolve" "$log"; then
+        skip "Debian's packages cannot be fetched here (log: $log)"
     fi
-    echo "debian-image: mmdebstrap failed" >&2
-    exit 1
+    failed "mmdebstrap failed"
 fi
 
 mkdir -p "$work/out"
@@ -119,8 +131,10 @@ cp -L "$root/initrd.img" "$work/out/initrd.img" 2>/dev/null || cp "$root"/boot/i
 rm -rf "$root/usr/share/doc" "$root/usr/share/man" "$root/usr/share/locale" "$root/var/cache/apt" \
        "$root/var/lib/apt/lists"
 size=$(du -sm "$root" | cut -f1)
-mke2fs -q -t ext4 -L continuo-guest -d "$root" "$work/out/rootfs.img" "$((size + size / 2 + 256))M"
+# (mke2fs -q still prints "Creating regular file ..." on stdout: the log's.)
+mke2fs -q -t ext4 -L continuo-guest -d "$root" "$work/out/rootfs.img" "$((size + size / 2 + 256))M" 2>&1 ||
+    failed "mke2fs failed"
 rm -rf "$dir"
 mv "$work/out" "$dir"
-echo "debian-image: ready, $(du -sh "$dir" | cut -f1) in $dir" >&2
-echo "$dir"
+echo "debian-image: ready, $(du -sh "$dir" | cut -f1) in $dir, built in $(($(date +%s) - started))s" >&2
+echo "$dir" >&3
