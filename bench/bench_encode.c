@@ -6,8 +6,8 @@
 
 #include "codec/perf.h"
 #include "midi/smf.h"
+#include "util/clock.h"
 #include "util/fileio.h"
-#include "util/progress.h"
 
 int main(int argc, char **argv)
 {
@@ -31,7 +31,7 @@ int main(int argc, char **argv)
     size_t files = 0, events = 0, notes_total = 0, midi_events = 0, bytes = 0;
     char *save = NULL;
     int header = 1, status = 0;
-    double t_start = now_seconds();
+    double t_start = clock_now_seconds();
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (header) {                           /* columns: split composer title file */
             header = 0;
@@ -51,14 +51,14 @@ int main(int argc, char **argv)
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", root, f[3]);
 
-        double t0 = now_seconds();
+        double t0 = clock_now_seconds();
         uint8_t *data;
         size_t len;
         if (file_read_all(path, &data, &len) < 0) {
             status = 1;
             continue;
         }
-        double t1 = now_seconds();
+        double t1 = clock_now_seconds();
         smf m;
         int rc = smf_read_mem(data, len, path, &m);
         free(data);
@@ -66,15 +66,15 @@ int main(int argc, char **argv)
             status = 1;
             continue;
         }
-        double t2 = now_seconds();
+        double t2 = clock_now_seconds();
         note_list notes = { 0 };
         uint16_t *ids = NULL;
         size_t n = 0;
         rc = perf_notes_from_midi(m.events, m.n_events, &notes);
-        double t3 = now_seconds();
+        double t3 = clock_now_seconds();
         if (rc == 0)
             rc = perf_encode(v, notes.notes, notes.n, NULL, &ids, &n);
-        double t4 = now_seconds();
+        double t4 = clock_now_seconds();
         if (rc < 0)
             status = 1;
         t_read += t1 - t0;
@@ -90,7 +90,7 @@ int main(int argc, char **argv)
         note_list_free(&notes);
         smf_free(&m);
     }
-    double total = now_seconds() - t_start;
+    double total = clock_now_seconds() - t_start;
     free(text);
     printf("split %s: %zu files, %.1f MB of MIDI, %zu MIDI events, %zu notes, %zu performance events\n",
            split, files, bytes / 1e6, midi_events, notes_total, events);

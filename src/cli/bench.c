@@ -11,8 +11,8 @@
 #include "cli/opts.h"
 #include "model/model.h"
 #include "model/pool.h"
+#include "util/clock.h"
 #include "util/log.h"
-#include "util/progress.h"
 
 /* Decode is timed at 256, 1024 and 2048 events of context when the model
  * reaches them, and at the model's own context (the largest) when that is
@@ -82,9 +82,9 @@ static double measure_bandwidth(float *buf, size_t n, int threads)
     bw_job j = { buf, n, { 0 } };
     double best = 1e9;
     for (int r = 0; r < 3; r++) {
-        double t0 = now_seconds();
+        double t0 = clock_now_seconds();
         pool_run(p, bw_read, &j);
-        double dt = now_seconds() - t0;
+        double dt = clock_now_seconds() - t0;
         best = dt < best ? dt : best;
     }
     pool_free(p);
@@ -110,9 +110,9 @@ static int bench_engine(const model *m, int threads, int events, bench_result *r
     model_prefill(&s, toks, 16, NULL);
     double best = 1e9;
     for (int k = 0; k < 3; k++) {
-        double t0 = now_seconds();
+        double t0 = clock_now_seconds();
         model_prefill(&s, toks, n, NULL);
-        double dt = now_seconds() - t0;
+        double dt = clock_now_seconds() - t0;
         best = dt < best ? dt : best;
     }
     r->prefill_n = n;
@@ -125,10 +125,10 @@ static int bench_engine(const model *m, int threads, int events, bench_result *r
         double dbest = 1e9;
         for (int rep = 0; rep < 3; rep++) {
             model_prefill(&s, toks, p - ev, NULL);
-            double t0 = now_seconds();
+            double t0 = clock_now_seconds();
             for (int i = 0; i < ev; i++)
                 model_decode(&s, toks[(p - ev + i) % c->context]);
-            double dt = now_seconds() - t0;
+            double dt = clock_now_seconds() - t0;
             dbest = dt < dbest ? dt : dbest;
         }
         r->decode_eps[k] = ev / dbest;

@@ -20,8 +20,8 @@
 #include "io/midi_port.h"
 #include "model/model.h"
 #include "synth/fluid.h"
+#include "util/clock.h"
 #include "util/log.h"
-#include "util/progress.h"
 
 #define NEED_EPS 800.0      /* events/s: 20x real time at 40 events/s of playing */
 
@@ -381,12 +381,12 @@ static void check_model(doctor *d, const config *c)
         for (int i = 0; i < n_pre; i++)
             toks[i] = (i * 7 + 3) % m.cfg.vocab_size;
         if (model_prefill(&s, toks, n_pre, NULL) == 0) {
-            double t0 = now_seconds();
+            double t0 = clock_now_seconds();
             int i;
             for (i = 0; i < n_dec; i++)
                 if (!model_decode(&s, (i * 13 + 5) % m.cfg.vocab_size))
                     break;
-            double dt = now_seconds() - t0;
+            double dt = clock_now_seconds() - t0;
             eps = i == n_dec && dt > 0 ? n_dec / dt : 0;
         }
     }

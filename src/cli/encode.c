@@ -9,6 +9,7 @@
 #include "codec/tokfile.h"
 #include "codec/vocab.h"
 #include "midi/smf.h"
+#include "util/clock.h"
 #include "util/fileio.h"
 #include "util/log.h"
 #include "util/progress.h"
@@ -375,9 +376,9 @@ int cmd_encode(int argc, char **argv)
     status = 1;
     if (tokfile_writer_init(&w, a.v->name, (uint32_t)a.v->size) < 0)
         goto done;
-    double t0 = now_seconds();
+    double t0 = clock_now_seconds();
     if (encode_all(&a, &w, &t) == 0 && tokfile_writer_save(&w, a.output) == 0) {
-        t.seconds = now_seconds() - t0;
+        t.seconds = clock_now_seconds() - t0;
         if (!a.quiet)
             print_summary(&a, &t);
         status = 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon/service.h"
+#include "util/clock.h"
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -45,7 +46,7 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
              " interrupted=%" PRIu64 " notes_in=%" PRIu64 " notes_out=%" PRIu64
              " sounding=%d queued=%zu swept=%" PRIu64 " dropped=%" PRIu64 " recorded=%zu+%zu%s%s",
              service_responding(sv) ? "responding" : "listening", sv->gen.engine->name,
-             session_time(sv, now_ns()), sv->ph.phrases, sv->responses, sv->interrupted,
+             session_time(sv, clock_now_ns()), sv->ph.phrases, sv->responses, sv->interrupted,
              sv->notes_in, sv->notes_out, sv->sched.notes.count + sv->thru.count,
              scheduler_queued(&sv->sched), sv->sched.swept,
              sv->sched.dropped_full + sv->sched.dropped_held,
@@ -59,7 +60,7 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
                  " sync=%s tempo=%.2f clock=%s transport=%s bar=%" PRId64 " beat=%" PRId64 " mode=%s"
                  " on_tick=%" PRIu64 " off_tick=%" PRIu64 " duet_thinned=%" PRIu64,
                  sv->cfg.sync == SYNC_CLOCK ? "clock" : "free", transport_bpm(&sv->tp),
-                 transport_locked(&sv->tp, now_ns()) ? "locked" : "none",
+                 transport_locked(&sv->tp, clock_now_ns()) ? "locked" : "none",
                  sv->tp.running ? "playing" : "stopped", pos / bar_len + 1,
                  pos % bar_len / TRANSPORT_PPQN + 1, sv->cfg.mode == MODE_DUET ? "duet" : "call",
                  sv->anchored, sv->anchor_missed, sv->duet_thinned);
@@ -69,7 +70,7 @@ static void cmd_panic(service *sv, char *arg, char *rest, char *reply, size_t le
 {
     (void)arg;
     (void)rest;
-    service_panic(sv, now_ns());
+    service_panic(sv, clock_now_ns());
     snprintf(reply, len, "ok all notes off");
 }
 

@@ -11,8 +11,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/log.h"
-#include "util/progress.h"
 
 int control_default_path(char *buf, size_t len)
 {
@@ -372,11 +372,11 @@ int control_request(const char *path, const char *line, char *reply, size_t len,
     }
     free(msg);
     size_t got = 0;
-    double deadline = now_seconds() + timeout_ms / 1000.0;
+    double deadline = clock_now_seconds() + timeout_ms / 1000.0;
     set_nonblock(fd);
     while (got + 1 < len) {
         struct pollfd p = { fd, POLLIN, 0 };
-        int left = (int)((deadline - now_seconds()) * 1000.0 + 0.999);
+        int left = (int)((deadline - clock_now_seconds()) * 1000.0 + 0.999);
         if (left <= 0 || poll(&p, 1, left) <= 0) {
             log_error("no answer from continuo at %s within %d ms", path, timeout_ms);
             close(fd);

@@ -9,8 +9,8 @@
 #include "daemon/engine.h"
 #include "model/model.h"
 #include "model/sampler.h"
+#include "util/clock.h"
 #include "util/log.h"
-#include "util/progress.h"
 
 /* The codec fills the sampler's mask (perf_decoder_next_mask): same values. */
 _Static_assert((int)PERF_NEXT_FORBIDDEN == (int)SAMPLER_FORBIDDEN && (int)PERF_NEXT_PROTECTED == (int)SAMPLER_PROTECTED,
@@ -82,11 +82,11 @@ static int warm_up(model_engine *e)
     int id = vocab_id(e->v, EVENT_VELOCITY, 0);
     if (!model_decode(&e->st, id))
         return -1;
-    double t0 = now_seconds();
+    double t0 = clock_now_seconds();
     for (int i = 0; i < WARM_STEPS; i++)
         if (!model_decode(&e->st, id))
             return -1;
-    e->ms_per_event = (now_seconds() - t0) * 1000.0 / WARM_STEPS;
+    e->ms_per_event = (clock_now_seconds() - t0) * 1000.0 / WARM_STEPS;
     model_state_reset(&e->st);
     return 0;
 }

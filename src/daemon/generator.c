@@ -4,10 +4,10 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
-#include <time.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 
 #define GEN_RING 16384      /* > the longest continuation (8192 events) + its end */
@@ -26,17 +26,10 @@ static void drain_fd(int fd)
     (void)r;
 }
 
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Waits for the next command, or until DEADLINE (ns, CLOCK_MONOTONIC). */
 static void wait_cmd_until(generator *g, int64_t deadline)
 {
-    int64_t left = deadline - mono_ns();
+    int64_t left = deadline - clock_now_ns();
     if (left <= 0)
         return;
     struct pollfd pfd = { g->wake_gen, POLLIN, 0 };
@@ -131,7 +124,7 @@ static int run_commands(generator *g, gen_run *r)
 static void release_held(generator *g, gen_run *r)
 {
     int64_t due = r->start_ns + (int64_t)((r->held.ev.time - DUET_AHEAD_S) * 1e9);
-    if (mono_ns() < due) {
+    if (clock_now_ns() < due) {
         wait_cmd_until(g, due);
         return;
     }
@@ -149,7 +142,7 @@ static void generate_one(generator *g, gen_run *r)
     /* a duet: what the player played until a moment ago is in the context
      * (5 ms back, so a message the loop stamped just before is not late) */
     if (r->duet && e->hear_until
-        && e->hear_until(g->state, r->at + (double)(mono_ns() - r->start_ns) / 1e9 - 0.005) < 0)
+        && e->hear_until(g->state, r->at + (double)(clock_now_ns() - r->start_ns) / 1e9 - 0.005) < 0)
         gen_failed(g);
     int rc = e->next(g->state, &o.ev);
     if (rc < 0)
@@ -159,7 +152,7 @@ static void generate_one(generator *g, gen_run *r)
         r->generating = 0;
         o.done = 1;
     }
-    if (r->duet && !o.done && mono_ns() < r->start_ns + (int64_t)((o.ev.time - DUET_AHEAD_S) * 1e9)) {
+    if (r->duet && !o.done && clock_now_ns() < r->start_ns + (int64_t)((o.ev.time - DUET_AHEAD_S) * 1e9)) {
         r->held = o;
         r->have_held = 1;
         return;

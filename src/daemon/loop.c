@@ -19,6 +19,7 @@
 #include "daemon/service.h"
 #include "daemon/transport.h"
 #include "midi/smf.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /* ---- output fan-out ---- */
@@ -249,7 +250,7 @@ static void receive_generated(service *sv)
                        (uint8_t)(o.ev.pitch & 0x7F), (uint8_t)(o.ev.on ? (o.ev.velocity ? o.ev.velocity : 64) : 0), 3 };
         /* Absolute deadline from the continuation's start: no drift. */
         int64_t due = sv->response_start + (int64_t)(o.ev.time * NS + 0.5);
-        if (sv->response_duet && o.ev.on && player_active(sv, now_ns())) {
+        if (sv->response_duet && o.ev.on && player_active(sv, clock_now_ns())) {
             uint64_t x = sv->duet_rng;      /* xorshift64 */
             x ^= x << 13;
             x ^= x >> 7;
@@ -400,7 +401,7 @@ static void read_inputs(service *sv, const struct pollfd *fds, int n)
             continue;
         int got;
         while ((got = midi_port_read(sv->inputs[i], msgs, age, 64)) > 0) {
-            int64_t now = now_ns();
+            int64_t now = clock_now_ns();
             for (int j = 0; j < got; j++)
                 handle_input(sv, &msgs[j], now, now - age[j]);
             if (got < 64)
@@ -444,7 +445,7 @@ static void handle_signals(service *sv)
             sv->reload = 1;
         else if (!sv->quit) {
             sv->quit = 1;
-            sv->quit_ns = now_ns();
+            sv->quit_ns = clock_now_ns();
         }
     }
 }
@@ -556,7 +557,7 @@ static int run_loop(service *sv)
 {
     while (!sv->quit) {
         int64_t wake;
-        if (run_due(sv, now_ns(), &wake))
+        if (run_due(sv, clock_now_ns(), &wake))
             continue;
         arm_timer(sv, wake);
         if (poll_once(sv) < 0)
@@ -589,7 +590,7 @@ static void init_service(service *sv, const config *cfg, const char *config_path
     sv->sig_fd = sv->timer_fd = -1;
     sv->ctl.fd = -1;
     sv->gen.wake_gen = sv->gen.wake_loop = -1;
-    sv->t0 = now_ns();
+    sv->t0 = clock_now_ns();
     sv->seed = cfg->seed ? (uint64_t)cfg->seed : (uint64_t)sv->t0;
     sv->duet_rng = sv->seed * 0x9E3779B97F4A7C15ULL | 1;
     phrase_init(&sv->ph);
@@ -660,7 +661,7 @@ static int start_service(service *sv)
     if (service_open_ports(sv) < 0)
         return -1;
     sv->watchdog_ns = notify_watchdog_ns();
-    sv->next_watchdog = now_ns() + sv->watchdog_ns / 2;
+    sv->next_watchdog = clock_now_ns() + sv->watchdog_ns / 2;
     log_info("listening: engine %s (%.2f ms per event, head start %d ms), %d input(s), %d output(s), "
              "control socket %s", engine->name, sv->gen.ms_per_event, lookahead_ms(sv), sv->n_inputs,
              sv->n_outputs, sock);
@@ -674,20 +675,20 @@ static int start_service(service *sv)
 static int stop_service(service *sv)
 {
     int rc = 0;
-    int64_t now = now_ns();
+    int64_t now = clock_now_ns();
     stop_response(sv, now);
     silence_all(sv, now);
     notify_send("STOPPING=1");
     generator_stop(&sv->gen);
     log_debug("stop: silent after %.1f ms, generator stopped after %.1f ms",
-              (double)(now - sv->quit_ns) / 1e6, (double)(now_ns() - sv->quit_ns) / 1e6);
+              (double)(now - sv->quit_ns) / 1e6, (double)(clock_now_ns() - sv->quit_ns) / 1e6);
     if (sv->cfg.recording[0] && service_save(sv, sv->cfg.recording) < 0)
         rc = -1;
     service_close_ports(sv);
     log_debug("stop: recording saved, outputs closed after %.1f ms",
-              (double)(now_ns() - sv->quit_ns) / 1e6);
+              (double)(clock_now_ns() - sv->quit_ns) / 1e6);
     log_info("stopped after %.1f s: %" PRIu64 " phrases, %" PRIu64 " notes in, %" PRIu64 " out",
-             session_time(sv, now_ns()), sv->ph.phrases, sv->notes_in, sv->notes_out);
+             session_time(sv, clock_now_ns()), sv->ph.phrases, sv->notes_in, sv->notes_out);
     return rc;
 }
 

@@ -3,7 +3,6 @@
 #define CONTINUO_DAEMON_SERVICE_H
 
 #include <stdint.h>
-#include <time.h>
 
 #include "daemon/control.h"
 #include "daemon/generator.h"
@@ -72,13 +71,6 @@ typedef struct service {
     int          quit, reload;
     int64_t      quit_ns;           /* when the stop signal was read */
 } service;
-
-static inline int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
-}
 
 static inline double session_time(const service *sv, int64_t t)
 {

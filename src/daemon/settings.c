@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "daemon/service.h"
+#include "util/clock.h"
 
 void apply_value(struct service *sv)
 {
@@ -17,7 +18,7 @@ void apply_scheduler(struct service *sv)
 
 void apply_seed(struct service *sv)
 {
-    sv->seed = sv->cfg.seed ? (uint64_t)sv->cfg.seed : (uint64_t)now_ns();
+    sv->seed = sv->cfg.seed ? (uint64_t)sv->cfg.seed : (uint64_t)clock_now_ns();
 }
 
 void apply_gain(struct service *sv)

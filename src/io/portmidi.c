@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 
 /* PortMidi has no file descriptor to poll: an input port exposes a timer fd
@@ -28,12 +29,11 @@ typedef struct pm_port {
     int             failed;     /* a read failed (logged once) */
 } pm_port;
 
+/* PortMidi's time callback: milliseconds on the shared monotonic clock. */
 static PmTimestamp pm_now_ms(void *info)
 {
     (void)info;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (PmTimestamp)(ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    return (PmTimestamp)(clock_now_ns() / 1000000);
 }
 
 static int pm_ref(char *err, size_t errlen)

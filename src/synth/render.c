@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/fileio.h"
 #include "util/log.h"
 #include "util/progress.h"
@@ -149,7 +150,7 @@ int synth_render_wav(const synth_fluid_opts *o, const smf_event *ev, size_t n, c
     wav_render w = { .path = path };
     progress bar;
     int have_file = 0, rc = -1;
-    double t0 = now_seconds();
+    double t0 = clock_now_seconds();
 
     off.driver = NULL;
     off.lazy_samples = 1;       /* only the presets the music uses */
@@ -160,7 +161,7 @@ int synth_render_wav(const synth_fluid_opts *o, const smf_event *ev, size_t n, c
     w.s = synth_fluid_open(&off);
     if (!w.s)
         return -1;
-    double t_loaded = now_seconds();
+    double t_loaded = clock_now_seconds();
     w.rate = synth_fluid_rate(w.s);
     double music_s = n ? ev[n - 1].time : 0;
     w.buf = malloc(sizeof(int16_t) * 2 * BLOCK);
@@ -190,7 +191,7 @@ int synth_render_wav(const synth_fluid_opts *o, const smf_event *ev, size_t n, c
         stats->music_s = music_s;
         stats->audio_s = (double)w.at / w.rate;
         stats->load_s = t_loaded - t0;
-        stats->wall_s = now_seconds() - t_loaded;
+        stats->wall_s = clock_now_seconds() - t_loaded;
         stats->peak_dbfs = w.peak ? 20 * log10(w.peak / 32768.0) : -INFINITY;
     }
     rc = 0;
@@ -209,7 +210,7 @@ static int wait_until(double deadline, volatile sig_atomic_t *stop)
     for (;;) {
         if (stop && *stop)
             return -1;
-        double now = now_seconds();
+        double now = clock_now_seconds();
         if (now >= deadline)
             return 0;
         double d = deadline - now < 0.1 ? deadline - now : 0.1;
@@ -223,7 +224,7 @@ int synth_play(synth_fluid *s, const smf_event *ev, size_t n, volatile sig_atomi
     progress bar;
     double music_s = n ? ev[n - 1].time : 0;
     progress_begin(&bar, "playing", (size_t)(music_s * 10) + 1);
-    double start = now_seconds();
+    double start = clock_now_seconds();
     size_t i;
     for (i = 0; i < n; i++) {
         if (wait_until(start + ev[i].time, stop) < 0)
@@ -233,11 +234,11 @@ int synth_play(synth_fluid *s, const smf_event *ev, size_t n, volatile sig_atomi
         progress_update(&bar, (size_t)(ev[i].time * 10), NULL);
     }
     if (i == n)
-        wait_until(now_seconds() + PLAY_TAIL_S, stop);
+        wait_until(clock_now_seconds() + PLAY_TAIL_S, stop);
     synth_fluid_silence(s);
-    wait_until(now_seconds() + 0.1, NULL);     /* the driver plays the silence: no click, nothing cut off */
+    wait_until(clock_now_seconds() + 0.1, NULL);     /* the driver plays the silence: no click, nothing cut off */
     progress_end(&bar);
     if (i < n)
-        log_info("stopped at %.1f s of %.1f s", now_seconds() - start, music_s);
+        log_info("stopped at %.1f s of %.1f s", clock_now_seconds() - start, music_s);
     return i < n;
 }

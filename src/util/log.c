@@ -2,7 +2,8 @@
 #include "log.h"
 
 #include <stdio.h>
-#include <time.h>
+
+#include "clock.h"
 
 static log_level max_level = LOG_LEVEL_INFO;
 
@@ -43,13 +44,11 @@ int log_limit_pass(log_limit *l, double now_s, unsigned *held)
 
 void log_warn_limited(log_limit *l, const char *fmt, ...)
 {
-    struct timespec ts;
     unsigned held;
     char text[900];
     va_list ap;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    if (!log_limit_pass(l, (double)ts.tv_sec + ts.tv_nsec * 1e-9, &held))
+    if (!log_limit_pass(l, clock_now_seconds(), &held))
         return;
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);

@@ -3,15 +3,9 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 void progress_begin(progress *p, const char *label, size_t total)
 {
@@ -19,7 +13,7 @@ void progress_begin(progress *p, const char *label, size_t total)
     p->label = label;
     p->total = total;
     p->enabled = isatty(STDERR_FILENO);
-    p->start = now_seconds();
+    p->start = clock_now_seconds();
     p->last_draw = 0;
 }
 
@@ -27,7 +21,7 @@ void progress_update(progress *p, size_t done, const char *item)
 {
     enum { WIDTH = 30 };
     char bar[WIDTH + 1];
-    double t = now_seconds();
+    double t = clock_now_seconds();
 
     if (!p->enabled || (t - p->last_draw < 0.1 && done < p->total))
         return;

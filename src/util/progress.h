@@ -17,6 +17,4 @@ void progress_begin(progress *p, const char *label, size_t total);
 void progress_update(progress *p, size_t done, const char *item);
 void progress_end(progress *p);   /* clears the line */
 
-double now_seconds(void);         /* CLOCK_MONOTONIC in seconds */
-
 #endif

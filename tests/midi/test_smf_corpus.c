@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "midi/smf.h"
-#include "util/progress.h"
+#include "util/clock.h"
 
 /* Totals over the corpus. */
 typedef struct corpus_totals {
@@ -33,9 +33,9 @@ static int visit(const char *path, const struct stat *st, int type, struct FTW *
     if (type != FTW_F || !is_midi_name(path))
         return 0;
     smf f;
-    double t0 = now_seconds();
+    double t0 = clock_now_seconds();
     int rc = smf_read_file(path, &f);
-    totals.read_seconds += now_seconds() - t0;
+    totals.read_seconds += clock_now_seconds() - t0;
     totals.files++;
     if (rc != 0) {
         totals.failed++;
