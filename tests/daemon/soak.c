@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "daemon/engine.h"
@@ -14,6 +13,7 @@
 #include "daemon/phrase.h"
 #include "daemon/scheduler.h"
 #include "midi/smf.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define NS 1000000000LL
@@ -53,13 +53,6 @@ static long rss_kb(void)
     return rss * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void count(void *user, const midi_msg *m, int64_t now)
 {
     (void)user;
@@ -89,7 +82,7 @@ static void respond(generator *g, scheduler *s, const config *cfg, uint32_t id, 
     c.s.seed = id;
     c.max_events = cfg->response_events;
     c.max_seconds = cfg->response_seconds;
-    double t0 = wall(), last = 0;
+    double t0 = clock_now_seconds(), last = 0;
     send_cmd(g, &c);
     st.responses++;
     for (int done = 0; !done; ) {
@@ -110,7 +103,7 @@ static void respond(generator *g, scheduler *s, const config *cfg, uint32_t id, 
                 last = o.ev.time;
         }
     }
-    st.gen_seconds += wall() - t0;
+    st.gen_seconds += clock_now_seconds() - t0;
     st.music_seconds += last;
     /* Play it on the virtual clock, then end what it left sounding. */
     int64_t end = now + (int64_t)(last * NS);
@@ -234,10 +227,10 @@ int main(int argc, char **argv)
         return 1;
     int64_t clock = NS;
     uint32_t id = 0;
-    double t0 = wall();
+    double t0 = clock_now_seconds();
     for (size_t i = 0; st.phrases < max_phrases; i = (i + 1) % n)
         soak_file(paths[i], &g, &s, &cfg, &clock, &id, max_phrases);
-    double elapsed = wall() - t0;
+    double elapsed = clock_now_seconds() - t0;
     long rss_end = rss_kb();
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "io/midi_port.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 static volatile sig_atomic_t stop;
@@ -16,13 +16,6 @@ static void on_signal(int sig)
 {
     (void)sig;
     stop = 1;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void usage(FILE *to)
@@ -109,11 +102,11 @@ int main(int argc, char **argv)
 
     struct pollfd fds[8];
     int nfds = midi_port_poll_fds(in, fds, 8);
-    double deadline = now_s() + seconds;
+    double deadline = clock_now_seconds() + seconds;
     long forwarded = 0;
     int rc = 0;
     while (!stop && (count == 0 || forwarded < count)) {
-        double left = deadline - now_s();
+        double left = deadline - clock_now_seconds();
         if (left <= 0)
             break;
         int ready = poll(fds, (nfds_t)nfds, (int)(left * 1000) + 1);
