@@ -8,6 +8,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
+import servetest  # noqa: E402
 from servetest import SRC, check, done  # noqa: E402
 
 with open(os.path.join(SRC, "systemd", "continuo.service.in")) as f:
@@ -30,21 +31,25 @@ check(keys.get("PrivateDevices", ["no"]) == ["no"] or "/dev/snd" in keys.get("Bi
       "PrivateDevices=yes without BindPaths=/dev/snd would hide the ALSA devices")
 
 tool = shutil.which("systemd-analyze")
-if tool:
-    tmp = tempfile.mkdtemp(prefix="continuo-unit-")
-    try:
-        path = os.path.join(tmp, "continuo.service")
-        with open(path, "w") as f:
-            f.write(unit)
-        r = subprocess.run([tool, "security", "--offline=true", "--no-pager", path],
-                           capture_output=True, text=True)
-        m = re.search(r"Overall exposure level for continuo.service: ([0-9.]+)", r.stdout + r.stderr)
-        check(m is not None, "systemd-analyze gave a score: %r" % (r.stdout + r.stderr)[-300:])
-        if m:
-            print("exposure", m.group(1))
-            check(float(m.group(1)) <= 2.0, "exposure %s <= 2.0" % m.group(1))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-else:
-    print("systemd-analyze not found: exposure not checked")
+if not tool:
+    # The keys above were checked, and a failure among them still fails;
+    # the sandbox itself was not, so this is no pass (systemd is in CI).
+    if servetest.failures:
+        done()
+    print("skipped: systemd-analyze not found (install systemd): the exposure level was not checked")
+    sys.exit(77)
+tmp = tempfile.mkdtemp(prefix="continuo-unit-")
+try:
+    path = os.path.join(tmp, "continuo.service")
+    with open(path, "w") as f:
+        f.write(unit)
+    r = subprocess.run([tool, "security", "--offline=true", "--no-pager", path],
+                       capture_output=True, text=True)
+    m = re.search(r"Overall exposure level for continuo.service: ([0-9.]+)", r.stdout + r.stderr)
+    check(m is not None, "systemd-analyze gave a score: %r" % (r.stdout + r.stderr)[-300:])
+    if m:
+        print("exposure", m.group(1))
+        check(float(m.group(1)) <= 2.0, "exposure %s <= 2.0" % m.group(1))
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
 done()
