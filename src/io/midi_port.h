@@ -55,14 +55,19 @@ typedef struct midi_port midi_port;
  *   raw:PATH             the same for a raw MIDI device, /dev/snd/midiC1D0;
  *                        an input that goes away (device unplugged, FIFO
  *                        removed) is tried again every second
- *   alsa[:SRC,...]       ALSA sequencer client "continuo", port 0 "in"
- *                        (writable) and 1 "out" (readable); for input,
- *                        optional source ports ("client:port" by name or
- *                        number) are connected to continuo:in, now and
- *                        whenever they come back (the input port must be
- *                        polled and read for that); for output, optional
- *                        destination ports are connected from continuo:out
- *                        if they exist at open. Output is sent direct (not
+ *   alsa[:SRC,...]       ALSA sequencer client "continuo" (see
+ *                        midi_port_set_client_name): an input is port 1
+ *                        "in" (writable), an output port 2 "out"
+ *                        (readable), and port 0, named after the client,
+ *                        takes the directions that are open, so the
+ *                        client's name alone reaches it (`aconnect KEYBOARD
+ *                        continuo`); for input, optional source ports
+ *                        ("client:port" by name or number) are connected to
+ *                        port 1, now and whenever they come back (the input
+ *                        port must be polled and read for that); for
+ *                        output, optional destination ports are connected
+ *                        from port 2 if they exist at open. Output goes to
+ *                        the subscribers of ports 2 and 0, sent direct (not
  *                        through an ALSA queue): the caller times it.
  *   portmidi:NAME        the first PortMidi device whose name contains NAME
  *                        (input polled every 2 ms)
