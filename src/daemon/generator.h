@@ -55,7 +55,11 @@ typedef struct generator {
                                the loop polls it */
     pthread_t thread;
     int       running;
-    _Atomic uint64_t heartbeat;  /* bumped by the thread each pass (watchdog) */
+    _Atomic uint64_t heartbeat;  /* the thread's passes so far (each: commands,
+                                    then a wait, a held note or an event); it
+                                    stands still while the thread waits for a
+                                    command.  Nothing reads it yet: the loop's
+                                    WATCHDOG=1 ping does not look at it */
     _Atomic int      failed;     /* the engine returned an error */
     double    ms_per_event;      /* the engine's, at open (0: unknown or none) */
     log_limit        drop_warn;  /* the thread's "output ring full" warning */
