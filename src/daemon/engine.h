@@ -65,10 +65,13 @@ typedef struct engine_ops {
 /* "echo": answers with the player's last phrase a fifth up, at its timing
  * (a model-free engine for tests and for checking the MIDI path). */
 extern const engine_ops engine_echo;
+/* "stall": echo's first note, then it hangs in the engine for good (a test
+ * engine: the watchdog must see it and systemd restart the service). */
+extern const engine_ops engine_stall;
 /* The Music Transformer from src/model (engine_model.c). */
 extern const engine_ops *const engine_model;
 
-/* The engine CFG asks for: "echo" when cfg->model is "echo", else the model. */
+/* The engine CFG asks for: "echo" or "stall" when cfg->model says so, else the model. */
 const engine_ops *engine_for(const config *cfg);
 
 #endif

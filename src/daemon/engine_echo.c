@@ -1,6 +1,7 @@
 /* engine_echo.c: a model-free engine that answers with the last phrase a fifth up. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codec/perf.h"
 #include "daemon/engine.h"
@@ -108,4 +109,20 @@ static void echo_rewind(void *state)
 
 const engine_ops engine_echo = {
     "echo", echo_open, echo_close, echo_listen, echo_begin, echo_next, echo_end, echo_rewind, NULL, NULL,
+};
+
+/* "stall": echo's first event, then it never returns from the engine, as a
+ * model stuck in a step would (for the watchdog's test). */
+static int stall_next(void *state, gen_event *out)
+{
+    echo_state *e = state;
+    if (e->next == 0)
+        return echo_next(state, out);
+    log_warn("stall engine: hanging in the engine now, as asked (model = stall)");
+    for (;;)
+        pause();
+}
+
+const engine_ops engine_stall = {
+    "stall", echo_open, echo_close, echo_listen, echo_begin, stall_next, echo_end, echo_rewind, NULL, NULL,
 };

@@ -11,6 +11,7 @@
 #include "util/log.h"
 
 #define GEN_RING 16384      /* > the longest continuation (8192 events) + its end */
+#define GEN_STALL_MIN_NS 5000000000LL   /* the shortest stall threshold: 5 s */
 
 static void ring_fd(int fd)
 {
@@ -92,6 +93,7 @@ static int run_commands(generator *g, gen_run *r)
     const engine_ops *e = g->engine;
     gen_cmd c;
     while (ring_pop(&g->cmds, &c)) {
+        atomic_store(&g->progress_ns, clock_now_ns());
         switch (c.kind) {
         case GEN_QUIT:
             return 1;
@@ -168,9 +170,11 @@ static void *generator_main(void *arg)
     gen_run r;
     memset(&r, 0, sizeof r);
     for (;;) {
-        atomic_fetch_add(&g->heartbeat, 1);
+        atomic_store(&g->progress_ns, clock_now_ns());
         if (run_commands(g, &r))
             return NULL;
+        if (!r.generating || r.have_held)
+            atomic_store(&g->progress_ns, 0);   /* waiting: idle, not stalled */
         if (!r.generating)
             drain_fd(g->wake_gen);      /* blocks until the next command */
         else if (r.have_held)
@@ -199,6 +203,12 @@ int generator_start(generator *g, const engine_ops *engine, const config *cfg)
     if (engine->open(&g->state, cfg) < 0)
         goto fail;
     g->ms_per_event = engine->ms_per_event ? engine->ms_per_event(g->state) : 0;
+    /* The slowest step it can take, a window slide (3/4 of the context
+     * prefilled), costs less than a whole context of decode steps; stalled
+     * means four times that without progress, and never less than 5 s. */
+    g->stall_ns = (int64_t)(4.0 * cfg->context_events * g->ms_per_event * 1e6);
+    if (g->stall_ns < GEN_STALL_MIN_NS)
+        g->stall_ns = GEN_STALL_MIN_NS;
     int err = pthread_create(&g->thread, NULL, generator_main, g);
     if (err) {
         log_error("cannot start the generator thread: %s", strerror(err));
@@ -233,6 +243,12 @@ void generator_stop(generator *g)
     g->wake_gen = g->wake_loop = -1;
     ring_free(&g->cmds);
     ring_free(&g->outs);
+}
+
+int64_t generator_stalled_ns(const generator *g, int64_t now)
+{
+    int64_t since = atomic_load(&g->progress_ns);
+    return since && now > since ? now - since : 0;
 }
 
 int generator_send(generator *g, const gen_cmd *c)

@@ -55,11 +55,10 @@ typedef struct generator {
                                the loop polls it */
     pthread_t thread;
     int       running;
-    _Atomic uint64_t heartbeat;  /* the thread's passes so far (each: commands,
-                                    then a wait, a held note or an event); it
-                                    stands still while the thread waits for a
-                                    command.  Nothing reads it yet: the loop's
-                                    WATCHDOG=1 ping does not look at it */
+    _Atomic int64_t  progress_ns; /* CLOCK_MONOTONIC of the thread's last
+                                    progress (a command run, an event
+                                    sampled); 0 while it waits for a command */
+    int64_t          stall_ns;   /* no progress for this long while busy: stalled */
     _Atomic int      failed;     /* the engine returned an error */
     double    ms_per_event;      /* the engine's, at open (0: unknown or none) */
     log_limit        drop_warn;  /* the thread's "output ring full" warning */
@@ -68,6 +67,10 @@ typedef struct generator {
 /* Opens the engine (model loaded here, in the caller's thread, so a bad
  * model stops the start) and starts the thread. */
 int  generator_start(generator *g, const engine_ops *engine, const config *cfg);
+/* How long the thread has been busy without progress at NOW (ns); 0 while
+ * it moves or waits for a command.  Over g->stall_ns it is stalled: the loop
+ * stops its WATCHDOG=1 pings, so systemd restarts the service. */
+int64_t generator_stalled_ns(const generator *g, int64_t now);
 /* Sends GEN_QUIT, joins, closes the engine.  Safe on a failed start. */
 void generator_stop(generator *g);
 /* Loop side. Returns 0, or -1 when the command ring is full (dropped). */

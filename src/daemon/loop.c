@@ -450,6 +450,29 @@ static void handle_signals(service *sv)
     }
 }
 
+/* WATCHDOG=1, but only while the generator moves or waits for work: a
+ * generator stuck in the engine leaves systemd to restart the service. */
+static void watchdog_ping(service *sv, int64_t now)
+{
+    int64_t stalled = generator_stalled_ns(&sv->gen, now);
+    if (stalled > sv->gen.stall_ns) {
+        if (!sv->stalled) {
+            log_error("the generator has made no progress for %.1f s (a stall is %.1f s): "
+                      "no more watchdog pings, so systemd restarts the service",
+                      (double)stalled / 1e9, (double)sv->gen.stall_ns / 1e9);
+            notify_send("STATUS=the generator is stalled");
+            sv->stalled = 1;
+        }
+        return;
+    }
+    if (sv->stalled) {
+        log_info("the generator moves again: watchdog pings again");
+        notify_send("STATUS=listening");
+        sv->stalled = 0;
+    }
+    notify_send("WATCHDOG=1");
+}
+
 /* What is due by NOW: the scheduler's messages, lost keys, a duet to go
  * on, a phrase end.  Returns 1 when it acted (look again before waiting),
  * else 0 with the time of the next due work in *WAKE_AT. */
@@ -496,7 +519,7 @@ static int run_due(service *sv, int64_t now, int64_t *wake_at)
         return 1;
     }
     if (sv->watchdog_ns && now >= sv->next_watchdog) {
-        notify_send("WATCHDOG=1");
+        watchdog_ping(sv, now);
         sv->next_watchdog = now + sv->watchdog_ns / 2;
     }
     int64_t wake = scheduler_next_deadline(&sv->sched);
@@ -660,11 +683,17 @@ static int start_service(service *sv)
         return -1;
     if (service_open_ports(sv) < 0)
         return -1;
+    /* An instance before this one may have died with notes sounding (killed
+     * by the watchdog, a crash): whatever listens hears all notes off. */
+    silence_all(sv, clock_now_ns());
     sv->watchdog_ns = notify_watchdog_ns();
     sv->next_watchdog = clock_now_ns() + sv->watchdog_ns / 2;
     log_info("listening: engine %s (%.2f ms per event, head start %d ms), %d input(s), %d output(s), "
              "control socket %s", engine->name, sv->gen.ms_per_event, lookahead_ms(sv), sv->n_inputs,
              sv->n_outputs, sock);
+    if (sv->watchdog_ns)
+        log_info("watchdog: a ping every %.1f s while the generator moves (stalled: %.1f s without progress)",
+                 (double)sv->watchdog_ns / 2e9, (double)sv->gen.stall_ns / 1e9);
     notify_send("READY=1\nSTATUS=listening");
     return 0;
 }

@@ -27,7 +27,8 @@ const option_def config_options[] = {
       "Model file (a Music Transformer exported by the engine's tools).\n"
       "Empty: $CONTINUO_MODEL, else the model installed with continuo\n"
       "(continuo-default.gguf).  echo: a model-free engine that answers with\n"
-      "the phrase a fifth up (for tests)." },
+      "the phrase a fifth up (for tests); stall: echo's first note, then it\n"
+      "hangs (tests the watchdog: systemd restarts the service)." },
     { "input", OPT_STRING, "alsa", 0, 0, NULL, RESTART, OFF(input),
       "Where the player's MIDI comes from, comma-separated:\n"
       "  alsa             the ALSA sequencer client continuo: write to it by\n"

@@ -64,6 +64,7 @@ typedef struct service {
     uint64_t     n_lat;
     /* watchdog */
     int64_t      watchdog_ns, next_watchdog;
+    int          stalled;           /* the generator is stalled: no pings */
     /* counters */
     uint64_t     notes_in, notes_out, responses, interrupted;
     int64_t      duet_retry;        /* ns: next try to start a duet after a failed one */

@@ -201,6 +201,35 @@ fi
 echo "BEGIN journal"
 as_player journalctl --user -u continuo --no-pager -o cat 2>&1 | tail -n 60
 echo "END journal"
+if [ ! -f /guest/continuo.deb ]; then
+    # The watchdog: the stall engine plays echo's first note and hangs in
+    # the engine. The service stops its WATCHDOG=1 pings, the user manager
+    # kills it (WatchdogSec) and starts it again (Restart=on-failure); the
+    # new one sends all notes off on its output first. The output is a FIFO
+    # that outlives both (a reader that holds it open read-write).
+    echo "== watchdog: a generator that hangs in the engine"
+    as_player mkfifo /run/user/1000/wd.fifo
+    sh -c 'exec cat 0<> /run/user/1000/wd.fifo > /tmp/wd.raw' & WDR=$!
+    install -o player -g player -m 600 /guest/stall.conf /home/player/.config/continuo/continuo.conf
+    as_player systemctl --user start continuo || fail "systemctl --user start continuo (stall)"
+    WPID=$(as_player systemctl --user show -p MainPID --value continuo)
+    wait_for 30 sh -c "aconnect -l | grep -q \"'continuo'\"" || fail "no continuo client (stall)"
+    aplaymidi -p continuo /guest/motif.mid || fail "aplaymidi -p continuo (stall)"
+    T0=$(date +%s.%N)
+    wait_for 90 sh -c "[ \$(runuser -u player -- env XDG_RUNTIME_DIR=/run/user/1000 systemctl --user show -p NRestarts --value continuo) -ge 1 ]" \
+        || fail "the stalled service was not restarted within 90 s"
+    wait_for 30 sh -c "runuser -u player -- env XDG_RUNTIME_DIR=/run/user/1000 $BIN ctl status" || fail "no answer after the restart"
+    T1=$(date +%s.%N)
+    WPID2=$(as_player systemctl --user show -p MainPID --value continuo)
+    echo "WATCHDOG restarted $(awk -v a=$T0 -v b=$T1 'BEGIN { printf "%.1f", b - a }') pid $WPID -> $WPID2 NRestarts=$(as_player systemctl --user show -p NRestarts --value continuo) $(as_player systemctl --user is-active continuo)"
+    as_player systemctl --user stop continuo
+    sleep 0.3
+    kill $WDR
+    as_player journalctl --user -u continuo --no-pager -o cat | grep -E "no progress|[Ww]atchdog|Scheduled restart|stall engine" | sed 's/^/WDLOG /'
+    echo "BEGIN wd.raw"
+    od -An -tx1 -v /tmp/wd.raw
+    echo "END wd.raw"
+fi
 if [ -x /guest/seq_daw ]; then
     # The service again, started by its unit, with the settings of
     # test_clock.py (the echo engine: the model's speed under emulation is
@@ -225,6 +254,16 @@ for f in rec.mid synth.mid; do
     echo "END $f"
 done
 exit $rc
+"""
+
+# The watchdog's: the stall engine, its notes longer than the test (the
+# service would end them itself), a FIFO output that outlives the service.
+stall_config = """\
+model = stall
+output = fifo:/run/user/1000/wd.fifo
+phrase_silence_ms = 300
+max_note_ms = 60000
+midi_thru = no
 """
 
 # The settings for seq_daw's session (test_clock.py's).
@@ -267,7 +306,7 @@ with tempfile.TemporaryDirectory() as stage:
     os.makedirs(os.path.join(stage, os.path.dirname(TINY[1:])), exist_ok=True)
     shutil.copy(servetest.tiny_model(), os.path.join(stage, TINY[1:]))
     for name, data in (("run.sh", run_sh.encode()), ("continuo.conf", config.encode()),
-                       ("clock.conf", clock_config.encode()),
+                       ("clock.conf", clock_config.encode()), ("stall.conf", stall_config.encode()),
                        ("motif.mid", midifile.encode(motif))):
         with open(os.path.join(stage, "guest", name), "wb") as fh:
             fh.write(data)
@@ -416,6 +455,38 @@ for what in ("Started continuo", "Reloading continuo", "Stopped continuo",
     check(what in journal, "journal has %r" % what)
 if servetest.failures:
     print("the service's journal, last lines:\n" + "\n".join(journal.splitlines()[-25:]))
+
+# The watchdog: a generator stuck in the engine gets the service restarted by
+# its user manager within the stall threshold (5 s) + WatchdogSec (10 s) +
+# RestartSec (2 s), plus a margin for the emulated guest (8 s), counted
+# from the end of the motif; the new instance's all notes off leaves
+# nothing sounding.
+if not deb:
+    w = (field("WATCHDOG") or "").split()
+    wdlog = "\n".join(re.findall(r"^WDLOG (.*)$", out, re.M))
+    print("watchdog:", field("WATCHDOG"))
+    print(wdlog)
+    check(len(w) == 8 and w[3] != w[5] and w[6] == "NRestarts=1" and w[7] == "active",
+          "the stalled service was restarted once, a new PID, active: %r" % field("WATCHDOG"))
+    secs = float(w[1]) if len(w) > 1 else 99.0
+    check(secs <= 5 + 10 + 2 + 8, "restarted %.1f s after the motif (bound 25 s)" % secs)
+    check("the generator has made no progress" in wdlog, "the service said why it stopped its pings")
+    check(re.search(r"[Ww]atchdog timeout", wdlog) is not None, "the user manager saw the watchdog time out")
+    try:
+        raw = bytes(int(x, 16) for x in re.search(r"^BEGIN wd.raw\n(.*?)^END wd.raw$", out, re.S | re.M)
+                    .group(1).split())
+    except AttributeError:
+        raw = b""
+    wmsgs = servetest.parse_midi_bytes(raw)
+    ons = [i for i, m in enumerate(wmsgs) if m[0] & 0xF0 == 0x90 and m[2] > 0]
+    check(bool(ons), "the stall engine's note went out before it hung: %r" % wmsgs[:8])
+    before = wmsgs[:ons[-1] + 1] if ons else wmsgs
+    check(servetest.unended_notes(before) != [], "a note was sounding when the stall began: %r" % before)
+    later = wmsgs[len(before):]
+    resets = sorted(m[0] & 0x0F for m in later[:16] if m[0] & 0xF0 == 0xB0 and m[1] == 123)
+    check(resets == list(range(16)), "the restarted service's first messages: all notes off on 16 channels: %r"
+          % later[:16])
+    check(servetest.unended_notes(wmsgs) == [], "nothing left sounding: %r" % servetest.unended_notes(wmsgs))
 
 # MIDI clock and transport over real sequencer ports: seq_daw played the
 # session of test_clock.py into `continuo` and recorded what came back,
