@@ -159,11 +159,18 @@ static void list_commands(char *buf, size_t len)
                                  control_commands[i].usage);
 }
 
-static void unknown_command(char *reply, size_t len)
+static void unknown_command(const char *name, char *reply, size_t len)
 {
     char list[512];
     list_commands(list, sizeof list);
-    snprintf(reply, len, "error unknown command (%s)", list);
+    snprintf(reply, len, "error unknown command '%.64s' (%s)", name, list);
+}
+
+/* A known command with too few or too many words after it. */
+static void wrong_arguments(const control_command *c, int n, char *reply, size_t len)
+{
+    snprintf(reply, len, "error too %s arguments for %s (usage: %s)", n < c->min_args ? "few" : "many",
+             c->name, c->usage);
 }
 
 static void cmd_help(service *sv, char *name, char *rest, char *reply, size_t len)
@@ -173,7 +180,7 @@ static void cmd_help(service *sv, char *name, char *rest, char *reply, size_t le
     (void)sv;
     (void)rest;
     if (name && !c) {
-        unknown_command(reply, len);
+        unknown_command(name, reply, len);
     } else if (c) {
         snprintf(reply, len, "ok %s: %s", c->usage, c->help);
     } else {
@@ -193,11 +200,12 @@ void service_command(void *user, char *line, char *reply, size_t len)
         return;
     }
     const control_command *c = find_command(name);
-    if (!c || n < c->min_args || n > c->max_args) {
-        unknown_command(reply, len);
-        return;
-    }
-    c->run(user, arg, rest, reply, len);
+    if (!c)
+        unknown_command(name, reply, len);
+    else if (n < c->min_args || n > c->max_args)
+        wrong_arguments(c, n, reply, len);
+    else
+        c->run(user, arg, rest, reply, len);
 }
 
 void control_commands_usage(FILE *fp)

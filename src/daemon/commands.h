@@ -9,9 +9,10 @@ struct service;
 
 /* One command.  A request line is split into the command's name, its first
  * word (ARG) and the rest of the line (REST, which may hold spaces); a
- * command takes MIN_ARGS..MAX_ARGS of those two, and anything else gets the
- * unknown-command reply, which lists every command's usage.  RUN writes
- * one reply line, "ok ..." or "error ...", into REPLY. */
+ * command takes MIN_ARGS..MAX_ARGS of those two: fewer or more get "error
+ * too few (many) arguments for NAME (usage: USAGE)", and a name not in the
+ * table "error unknown command 'NAME' (...)", which lists every command's
+ * usage.  RUN writes one reply line, "ok ..." or "error ...", into REPLY. */
 typedef struct control_command {
     const char *name;
     int         min_args, max_args;

@@ -36,11 +36,20 @@ try:
     check(rc == 1 and "cannot change while running" in out, "fixed key: %r" % out)
     rc, out, _ = sv.ctl("frobnicate")
     listing = "status, panic, get KEY, set KEY VALUE, reload, save FILE, help [COMMAND]"
-    check(rc == 1 and out == "error unknown command (%s)" % listing, "unknown command: %r" % out)
-    # A known command with the wrong number of arguments gets the same answer.
-    for line in ("status now", "get", "get temperature extra", "set temperature", "save"):
+    check(rc == 1 and out == "error unknown command 'frobnicate' (%s)" % listing, "unknown command: %r" % out)
+    # A known command with the wrong number of arguments says so, with its usage.
+    for line, reply in (("status now", "too many arguments for status (usage: status)"),
+                        ("get", "too few arguments for get (usage: get KEY)"),
+                        ("get temperature extra", "too many arguments for get (usage: get KEY)"),
+                        ("set temperature", "too few arguments for set (usage: set KEY VALUE)"),
+                        ("save", "too few arguments for save (usage: save FILE)")):
         out = sv.request(line)
-        check(out == "error unknown command (%s)" % listing, "%r refused: %r" % (line, out))
+        check(out == "error " + reply, "%r refused: %r" % (line, out))
+    rc, out, _ = sv.ctl("set", "temperature")
+    check(rc == 1 and out == "error too few arguments for set (usage: set KEY VALUE)", "ctl set KEY: %r" % out)
+    out = sv.request("help frobnicate")
+    check(out == "error unknown command 'frobnicate' (%s)" % listing, "help of an unknown command: %r" % out)
+
     # help: the commands, and what one does (the same table as `ctl --help`).
     rc, out, _ = sv.ctl("help")
     check(rc == 0 and out == "ok " + listing, "help lists the commands: %r" % out)
