@@ -82,7 +82,7 @@ static int uses(const char *list, const char *backend)
 
 static int check_config(doctor *d, config *c, const char *path_arg, const char **sets, int n_sets)
 {
-    char found[CONFIG_STR_MAX];
+    char found[CONFIG_STR_MAX], source[CONFIG_STR_MAX + 16], why[512];
     const char *path = path_arg;
     config_defaults(c);
     if (!path && config_find_file(found, sizeof found))
@@ -109,6 +109,11 @@ static int check_config(doctor *d, config *c, const char *path_arg, const char *
                    sets[i]);
             return -1;
         }
+    if (config_check(c, why, sizeof why) < 0) {
+        report(d, FAIL, "config", "give each controller key its own controller, or -1 (off)",
+               "%s: %s", config_source(path, n_sets, source, sizeof source), why);
+        return -1;
+    }
     return 0;
 }
 

@@ -56,7 +56,7 @@ int cmd_serve(int argc, char **argv)
 {
     serve_args a;
     config cfg;
-    char found[CONFIG_STR_MAX];
+    char found[CONFIG_STR_MAX], source[CONFIG_STR_MAX + 16], why[512];
     int rc = parse_args(argc, argv, &a);
     if (rc != CLI_GO_ON)
         return rc;
@@ -77,6 +77,10 @@ int cmd_serve(int argc, char **argv)
     for (int i = 0; i < a.sets.n; i++)
         if (config_set_arg(&cfg, a.sets.item[i]) < 0)
             return 2;
+    if (config_check(&cfg, why, sizeof why) < 0) {
+        log_error("%s: %s", config_source(a.path, a.sets.n, source, sizeof source), why);
+        return 1;
+    }
     if (a.check_only) {
         printf("%s: ok\n", a.path ? a.path : "(built-in defaults)");
         return 0;

@@ -89,7 +89,7 @@ static void cmd_get(service *sv, char *key, char *rest, char *reply, size_t len)
 /* The value may hold spaces: it is the rest of the line. */
 static void cmd_set(service *sv, char *key, char *value, char *reply, size_t len)
 {
-    char buf[CONFIG_STR_MAX], why[256];
+    char buf[CONFIG_STR_MAX], why[1024];
     const option_def *o = config_find(key);
     while (*value == ' ' || *value == '\t')
         value++;
@@ -99,7 +99,7 @@ static void cmd_set(service *sv, char *key, char *value, char *reply, size_t len
         snprintf(reply, len, "error %s cannot change while running "
                  "(edit the config file and restart)", o->name);
     else if (service_set_option(sv, o, value, why, sizeof why) < 0)
-        snprintf(reply, len, "error %s: %s", o->name, why);
+        snprintf(reply, len, "error %.3000s", why);
     else
         snprintf(reply, len, "ok %s = %.*s", o->name, (int)(len - 80),
                  config_format(&sv->cfg, o, buf, sizeof buf));

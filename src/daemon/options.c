@@ -71,10 +71,11 @@ const option_def config_options[] = {
     { "on_missing_soundfont", OPT_ENUM, "error", 0, 0, "error|midi-only", RESTART, OFF(on_missing_soundfont),
       "When the soundfont or audio device cannot be opened: error (refuse to\n"
       "start) or midi-only (go on with the other outputs)." },
-    { "recording", OPT_STRING, "", 0, 0, NULL, LIVE, OFF(recording),
+    { "recording", OPT_STRING, "", 0, 0, NULL, apply_recording, OFF(recording),
       "Session recording (MIDI file: player and model on separate tracks)\n"
       "written when the service stops; empty: none (`continuo ctl save FILE`\n"
-      "still works)." },
+      "still works).  `ctl set` and reload refuse a file in a folder the\n"
+      "service cannot write in." },
     { "control_socket", OPT_STRING, "", 0, 0, NULL, RESTART, OFF(control_socket),
       "Control socket; empty: $XDG_RUNTIME_DIR/continuo/ctl." },
     { "phrase_silence_ms", OPT_INT, "800", 50, 10000, NULL, LIVE, OFF(phrase_silence_ms),
@@ -310,15 +311,75 @@ const char *config_format(const config *c, const option_def *opt, char *buf, siz
     return buf;
 }
 
-void config_copy(config *dst, const config *src, const option_def *opt)
+/* The keys that map a controller to something; two may not share one. */
+static const char *const controller_keys[] = {
+    "cc_handover", "cc_temperature", "cc_top_p", "cc_panic", "cc_reroll", "cc_length"
+};
+
+static int int_value(const config *c, const option_def *opt)
 {
-    char *to = (char *)dst + opt->offset;
-    const char *from = (const char *)src + opt->offset;
+    return *(const int *)((const char *)c + opt->offset);
+}
+
+int config_check_change(const config *c, const option_def *changed, char *why, size_t len)
+{
+    const size_t n = sizeof controller_keys / sizeof controller_keys[0];
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++) {
+            const option_def *later = config_find(controller_keys[i]);
+            const option_def *earlier = config_find(controller_keys[j]);
+            int v = int_value(c, later);
+            if (v < 0 || v != int_value(c, earlier))
+                continue;
+            if (earlier == changed) {
+                earlier = later;
+                later = changed;
+            }
+            snprintf(why, len, "%s = %d: controller %d is %s's already", later->name, v, v,
+                     earlier->name);
+            return -1;
+        }
+    return 0;
+}
+
+int config_check(const config *c, char *why, size_t len)
+{
+    return config_check_change(c, NULL, why, len);
+}
+
+static size_t value_size(const option_def *opt)
+{
     switch (opt->type) {
-    case OPT_STRING: memcpy(to, from, CONFIG_STR_MAX); break;
-    case OPT_DOUBLE: *(double *)to = *(const double *)from; break;
-    case OPT_INT: case OPT_BOOL: case OPT_ENUM: *(int *)to = *(const int *)from; break;
+    case OPT_STRING: return CONFIG_STR_MAX;
+    case OPT_DOUBLE: return sizeof(double);
+    case OPT_INT: case OPT_BOOL: case OPT_ENUM: return sizeof(int);
     }
+    return 0;
+}
+
+void config_swap(config *a, config *b, const option_def *opt)
+{
+    char tmp[CONFIG_STR_MAX];
+    char *x = (char *)a + opt->offset, *y = (char *)b + opt->offset;
+    size_t n = value_size(opt);
+    memcpy(tmp, x, n);
+    memcpy(x, y, n);
+    memcpy(y, tmp, n);
+}
+
+int config_differs(const config *a, const config *b, const option_def *opt)
+{
+    char x[CONFIG_STR_MAX], y[CONFIG_STR_MAX];
+    return strcmp(config_format(a, opt, x, sizeof x), config_format(b, opt, y, sizeof y)) != 0;
+}
+
+const char *config_source(const char *path, int n_sets, char *buf, size_t len)
+{
+    if (path)
+        snprintf(buf, len, "%s%s", path, n_sets > 0 ? " with --set" : "");
+    else
+        snprintf(buf, len, "%s", n_sets > 0 ? "--set" : "the built-in defaults");
+    return buf;
 }
 
 int config_set_arg(config *c, const char *arg)

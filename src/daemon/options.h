@@ -71,12 +71,16 @@ typedef struct config {
 
 struct service;
 /* What a change of an option's value does to the running service (settings.c);
- * called after the new value is in the service's config. */
-typedef void (*option_apply)(struct service *sv);
-void apply_value(struct service *sv);       /* nothing more: it is read where it is used */
-void apply_scheduler(struct service *sv);   /* the scheduler's note limits follow */
-void apply_seed(struct service *sv);        /* the next continuation samples from it */
-void apply_gain(struct service *sv);        /* FluidSynth's loudness, at once */
+ * called after the new value is in the service's config.  Returns 0, or -1
+ * with the reason it cannot take the value in WHY (size LEN), for example
+ * "cannot write in /x: No such file or directory"; the caller then puts the
+ * old value back and runs the step again. */
+typedef int (*option_apply)(struct service *sv, char *why, size_t len);
+int apply_value(struct service *sv, char *why, size_t len);      /* nothing more: it is read where it is used */
+int apply_scheduler(struct service *sv, char *why, size_t len);  /* the scheduler's note limits follow */
+int apply_seed(struct service *sv, char *why, size_t len);       /* the next continuation samples from it */
+int apply_gain(struct service *sv, char *why, size_t len);       /* FluidSynth's loudness, at once */
+int apply_recording(struct service *sv, char *why, size_t len);  /* refuses a folder it cannot write in */
 
 /* One option: the single place that names, types, bounds, applies and documents it. */
 typedef struct option_def {
@@ -104,8 +108,19 @@ void config_defaults(config *c);
 /* Parses VALUE for OPT into C.  On a bad value writes "expected ..." into
  * WHY (size WHYLEN) and returns -1 without touching C. */
 int config_set(config *c, const option_def *opt, const char *value, char *why, size_t whylen);
-/* Copies OPT's value from SRC into DST. */
-void config_copy(config *dst, const config *src, const option_def *opt);
+/* The rules across keys: no two controller keys (cc_*) name the same
+ * controller.  Returns 0, or -1 with "cc_top_p = 21: controller 21 is
+ * cc_temperature's already" in WHY (size LEN).  config_check_change names
+ * CHANGED (NULL: the later key in the table) as the one that clashes. */
+int config_check(const config *c, char *why, size_t len);
+int config_check_change(const config *c, const option_def *changed, char *why, size_t len);
+/* Swaps OPT's value between A and B (B then holds the one A had). */
+void config_swap(config *a, config *b, const option_def *opt);
+/* 1 when OPT's value in A is not the one in B, as written in the file. */
+int config_differs(const config *a, const config *b, const option_def *opt);
+/* Where settings came from, for messages: "PATH", "PATH with --set",
+ * "--set" or "the built-in defaults", into BUF. */
+const char *config_source(const char *path, int n_sets, char *buf, size_t len);
 /* "name=value" (the --set form); logs "--set NAME=VALUE: ..." on error. */
 int config_set_arg(config *c, const char *arg);
 

@@ -83,14 +83,21 @@ int  service_responding(const service *sv);
 /* Panic: stops the continuation and ends every sounding note at once. */
 void service_panic(service *sv, int64_t now);
 
-/* Changes live option O to VALUE and runs its apply step (`ctl set`).
- * Returns 0, or -1 with "expected ..." in WHY for a bad value (nothing
- * changed).  O must not need a restart (config_needs_restart). */
+/* Changes live option O to VALUE (`ctl set`, a controller): VALUE is
+ * parsed into a copy of the config, the rules across keys are checked on
+ * it (config_check), then the one value goes in and O's apply step runs.
+ * Returns 0, or -1 with the reason in WHY, "KEY: expected ..." for a bad
+ * value, "KEY = VALUE: ..." for one refused: nothing changed then (a
+ * refused value's old one is put back and applied again).  O must not
+ * need a restart (config_needs_restart). */
 int  service_set_option(service *sv, const option_def *o, const char *value, char *why, size_t len);
-/* Reads the config file and --set overrides again (SIGHUP, `ctl reload`):
- * each live option that changed goes through its apply step; one that
- * needs a restart is logged as such.  A file that does not parse leaves
- * every setting as it is (logged). */
+/* Reads the config file and --set overrides again (SIGHUP, `ctl reload`),
+ * all or nothing: a file that does not parse or breaks a rule across keys
+ * leaves every setting as it is; otherwise each live option that changed
+ * goes through its apply step in table order, and when one refuses, the
+ * ones applied are put back (in reverse order) and the old settings stay.
+ * Everything is logged: the reason of a refusal, the options that need a
+ * restart (in one line), each one applied. */
 void service_reload(service *sv);
 
 /* Opens the outputs the config lists and the session recording ("record"),

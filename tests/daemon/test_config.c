@@ -86,6 +86,23 @@ int main(void)
     CHECK_INT(config_set_arg(&c, "top_p"), -1);
     CHECK_INT(config_set_arg(&c, "nope=1"), -1);
 
+    /* Two controller keys may not name one controller; off (-1) twice is fine. */
+    config_defaults(&c);
+    CHECK_INT(config_check(&c, why, sizeof why), 0);
+    c.cc_panic = c.cc_reroll = -1;
+    CHECK_INT(config_check(&c, why, sizeof why), 0);
+    c.cc_top_p = 21;
+    CHECK_INT(config_check(&c, why, sizeof why), -1);
+    CHECK(strcmp(why, "cc_top_p = 21: controller 21 is cc_temperature's already") == 0);
+    /* A change names the key that changed, earlier in the table or not. */
+    config_defaults(&c);
+    c.cc_handover = 25;
+    CHECK_INT(config_check_change(&c, config_find("cc_handover"), why, sizeof why), -1);
+    CHECK(strcmp(why, "cc_handover = 25: controller 25 is cc_length's already") == 0);
+    CHECK_INT(config_check(&c, why, sizeof why), -1);
+    CHECK(strcmp(why, "cc_length = 25: controller 25 is cc_handover's already") == 0);
+    config_defaults(&c);
+
     /* A huge line is an error, not a crash. */
     size_t n = 100000;
     char *huge = malloc(n + 1);

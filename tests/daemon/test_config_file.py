@@ -47,7 +47,26 @@ try:
                           else l for l in out.splitlines(True))
     p = write(os.path.join(tmp, "doc.conf"), uncommented)
     rc, out2, err = serve("--config", p, "--check")
-    check(rc == 0 and err == "", "uncommented default config parses cleanly: %r" % err)
+    check(rc == 0 and err == "", "uncommented default config parses cleanly (its controller keys "
+          "too): %r" % err)
+
+    # Two controller keys on one controller: the file and both keys named, no start.
+    p = write(os.path.join(tmp, "clash.conf"), "cc_temperature = 30\ncc_top_p = 30\n")
+    rc, out, err = serve("--config", p, "--check")
+    check(rc == 1 and "%s: cc_top_p = 30: controller 30 is cc_temperature's already" % p in err,
+          "clashing controllers refused by --check: %r" % err)
+    run_env = dict(env, XDG_RUNTIME_DIR=tmp)
+    rc, out, err = serve("--config", p, "--set", "model=echo", "--set", "input=null",
+                         "--set", "output=none", e=run_env)
+    check(rc == 1 and "%s with --set: cc_top_p = 30: controller 30 is cc_temperature's already" % p
+          in err, "a start with clashing controllers refused: %r" % err)
+    check(not os.path.exists(os.path.join(tmp, "continuo", "ctl")), "no socket: it did not start")
+    rc, out, err = serve("--set", "cc_length=20", "--check")
+    check(rc == 1 and "--set: cc_length = 20: controller 20 is cc_handover's already" in err,
+          "--set clash: %r" % err)
+    p = write(os.path.join(tmp, "off.conf"), "cc_panic = -1\ncc_reroll = -1\n")
+    rc, out, err = serve("--config", p, "--check")
+    check(rc == 0, "two controllers off is no clash: %r" % err)
 
     # Unknown key: a warning with file:line, the service still starts (--check).
     p = write(os.path.join(tmp, "unknown.conf"), "# settings\ntemperature = 0.7\ntempreature = 3\n")

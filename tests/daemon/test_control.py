@@ -50,6 +50,26 @@ try:
     out = sv.request("help frobnicate")
     check(out == "error unknown command 'frobnicate' (%s)" % listing, "help of an unknown command: %r" % out)
 
+    # A value the service cannot take is refused with the reason, and the old one stays.
+    rec_ok = os.path.join(sv.dir, "kept.mid")
+    rc, out, _ = sv.ctl("set", "recording", rec_ok)
+    check(rc == 0 and out == "ok recording = " + rec_ok, "set recording: %r" % out)
+    rc, out, _ = sv.ctl("set", "recording", "/nonexistent/x.mid")
+    check(rc == 1 and out == "error recording = /nonexistent/x.mid: cannot write in /nonexistent: "
+          "No such file or directory", "recording in a missing folder refused: %r" % out)
+    rc, out, _ = sv.ctl("get", "recording")
+    check(out == "ok recording = " + rec_ok, "the refused recording left the old one: %r" % out)
+    # Two controller keys on one controller: refused, naming both.
+    rc, out, _ = sv.ctl("get", "cc_temperature")
+    check(out == "ok cc_temperature = 21", "cc_temperature: %r" % out)
+    rc, out, _ = sv.ctl("set", "cc_top_p", "21")
+    check(rc == 1 and out == "error cc_top_p = 21: controller 21 is cc_temperature's already",
+          "clashing controller refused: %r" % out)
+    rc, out, _ = sv.ctl("get", "cc_top_p")
+    check(out == "ok cc_top_p = 22", "the clash left cc_top_p alone: %r" % out)
+    rc, out, _ = sv.ctl("set", "cc_top_p", "30")
+    check(rc == 0 and out == "ok cc_top_p = 30", "a free controller is taken: %r" % out)
+    sv.ctl("set", "cc_top_p", "22")
     # help: the commands, and what one does (the same table as `ctl --help`).
     rc, out, _ = sv.ctl("help")
     check(rc == 0 and out == "ok " + listing, "help lists the commands: %r" % out)
@@ -161,6 +181,7 @@ try:
     rc, elapsed = sv.stop()
     check(rc == 0, "clean exit, status %r\n%s" % (rc, sv.read_log()))
     check(not os.path.exists(sv.sock), "socket removed at exit")
+    check(os.path.exists(rec_ok), "the recording kept after the refused one was written at exit")
 
     # A stale socket (left by a killed instance) is replaced.
     sv2 = Service()

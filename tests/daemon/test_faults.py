@@ -130,6 +130,39 @@ try:
         out = sv.request("status")
         check("phrases=1" in out and "notes_in=3" in out and "notes_out=1" in out,
               "the chord's answer held to one note after the reload: %r" % out)
+        kept = "temperature = 0.9\nmax_held_notes = 1\nphrase_silence_ms = 200\n"
+        # All or nothing: gain comes before recording in the table, so it is
+        # applied, then undone when the recording's folder is refused.
+        with open(conf, "w") as f:
+            f.write(kept + "gain = 0.3\nrecording = /nonexistent/x.mid\n")
+        sv.request("reload")
+        time.sleep(0.2)
+        log = sv.read_log()
+        check(sv.request("get gain") == "ok gain = 0.8", "a refused reload left gain as it was")
+        check(sv.request("get recording") == "ok recording =", "and the recording (none)")
+        check("reload failed: recording = /nonexistent/x.mid: cannot write in /nonexistent: No such "
+              "file or directory; keeping the settings in use" in log, "the refusal logged: %r" % log)
+        check("reload: gain = 0.3" not in log, "gain not logged as applied")
+        # Two controller keys on one controller: the file is refused as a whole.
+        with open(conf, "w") as f:
+            f.write(kept + "gain = 0.3\ncc_top_p = 21\n")
+        sv.request("reload")
+        time.sleep(0.2)
+        log = sv.read_log()
+        check(conf + " with --set: cc_top_p = 21: controller 21 is cc_temperature's already" in log,
+              "the clash logged with the file: %r" % log)
+        check(sv.request("get cc_top_p") == "ok cc_top_p = 22" and
+              sv.request("get gain") == "ok gain = 0.8", "a clashing reload changed nothing")
+        # Options that need a restart are listed in one line; the live ones go in.
+        with open(conf, "w") as f:
+            f.write(kept + "gain = 0.3\nsoundfont = /elsewhere.sf2\naudio_file = /elsewhere.wav\n")
+        sv.request("reload")
+        time.sleep(0.2)
+        log = sv.read_log()
+        check("reload: soundfont, audio_file changed; they take effect after a restart" in log,
+              "restart-only keys listed: %r" % log)
+        check("reload: gain = 0.3" in log and sv.request("get gain") == "ok gain = 0.3",
+              "the live key applied with them")
         rc, _ = sv.stop()
         check(rc == 0, "clean exit after reloads")
     finally:
