@@ -316,6 +316,19 @@ static void hear_player(service *sv, const midi_msg *m, double t)
         log_warn_limited(&sv->busy_warn, "generator busy: a note of the player was not heard");
 }
 
+/* The settings a controller asked for, through the path `ctl set` takes;
+ * "%.17g" gives back the very number. */
+static void set_from_controller(service *sv, const phrase_changes *asked)
+{
+    char value[32], why[1024];
+    for (int i = 0; i < asked->n; i++) {
+        const option_def *o = config_find(asked->item[i].option);
+        snprintf(value, sizeof value, "%.17g", asked->item[i].value);
+        if (o && service_set_option(sv, o, value, why, sizeof why) < 0)
+            log_warn_limited(&sv->cc_warn, "controller: %s", why);
+    }
+}
+
 /* M, read at NOW, arrived at AT (<= NOW; the time clock and transport
  * are followed by, so a tick read late keeps its place in the beat). */
 static void handle_input(service *sv, const midi_msg *m, int64_t now, int64_t at)
@@ -334,7 +347,9 @@ static void handle_input(service *sv, const midi_msg *m, int64_t now, int64_t at
         return;     /* active sensing, ... */
     }
     keep(sv, m, MIDI_PART_PLAYER, now);
-    int act = phrase_input(&sv->ph, &sv->cfg, m, now);
+    phrase_changes asked;
+    int act = phrase_input(&sv->ph, &sv->cfg, m, now, &asked);
+    set_from_controller(sv, &asked);
     if (act & PHRASE_NOTE_ON) {
         sv->notes_in++;
         if (service_responding(sv) && !sv->response_duet) {   /* the player came back: the model stops */

@@ -12,10 +12,41 @@ double phrase_cc_temperature(int v) { return 0.1 + 1.9 * v / 127.0; }
 double phrase_cc_top_p(int v)       { return 0.05 + 0.95 * v / 127.0; }
 double phrase_cc_length(int v)      { return 1.0 + 29.0 * v / 127.0; }
 
-int phrase_input(phrase *p, config *cfg, const midi_msg *m, int64_t now)
+static void ask(phrase_changes *out, const char *option, double value)
+{
+    if (out->n < PHRASE_MAX_CHANGES)
+        out->item[out->n++] = (phrase_change){ option, value };
+}
+
+/* A control change other than the pedal: what the cc_* keys map it to. */
+static int control_change(const config *cfg, int key, int val, phrase_changes *out)
+{
+    int act = 0;
+    if (key == cfg->cc_temperature) {
+        ask(out, "temperature", phrase_cc_temperature(val));
+        act |= PHRASE_CONTROL;
+    }
+    if (key == cfg->cc_top_p) {
+        ask(out, "top_p", phrase_cc_top_p(val));
+        act |= PHRASE_CONTROL;
+    }
+    if (key == cfg->cc_length) {
+        ask(out, "response_seconds", phrase_cc_length(val));
+        act |= PHRASE_CONTROL;
+    }
+    if (key == cfg->cc_handover)
+        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_HANDOVER : 0);
+    if (key == cfg->cc_panic)
+        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_PANIC : 0);
+    if (key == cfg->cc_reroll)
+        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_REROLL : 0);
+    return act;
+}
+
+int phrase_input(phrase *p, const config *cfg, const midi_msg *m, int64_t now, phrase_changes *out)
 {
     int type = m->status & 0xF0, key = m->data1, val = m->data2;
-    int act = 0;
+    out->n = 0;
     if (m->status >= 0xF0)
         return 0;
     if (midi_msg_is_note_on(m)) {
@@ -42,25 +73,7 @@ int phrase_input(phrase *p, config *cfg, const midi_msg *m, int64_t now)
         p->last_activity = now;
         return PHRASE_HEAR;
     }
-    if (key == cfg->cc_temperature) {
-        cfg->sampling.temperature = phrase_cc_temperature(val);
-        act |= PHRASE_CONTROL;
-    }
-    if (key == cfg->cc_top_p) {
-        cfg->sampling.top_p = phrase_cc_top_p(val);
-        act |= PHRASE_CONTROL;
-    }
-    if (key == cfg->cc_length) {
-        cfg->response_seconds = phrase_cc_length(val);
-        act |= PHRASE_CONTROL;
-    }
-    if (key == cfg->cc_handover)
-        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_HANDOVER : 0);
-    if (key == cfg->cc_panic)
-        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_PANIC : 0);
-    if (key == cfg->cc_reroll)
-        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_REROLL : 0);
-    return act;
+    return control_change(cfg, key, val, out);
 }
 
 int64_t phrase_next_lost(const phrase *p, const config *cfg)

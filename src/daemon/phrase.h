@@ -33,9 +33,27 @@ typedef struct phrase {
 
 void phrase_init(phrase *p);
 
-/* Takes one message of the player received at NOW (ns), applies mapped
- * CCs to the live settings in CFG, and returns PHRASE_* bits. */
-int phrase_input(phrase *p, config *cfg, const midi_msg *m, int64_t now);
+/* A setting a mapped controller asks for: the option's name (config_find)
+ * and its new value. */
+typedef struct phrase_change {
+    const char *option;         /* static: "temperature", "top_p", "response_seconds" */
+    double      value;
+} phrase_change;
+
+#define PHRASE_MAX_CHANGES 3    /* the controllers that set a value */
+
+/* The settings one message asks for, in the order of the cc_* keys. */
+typedef struct phrase_changes {
+    int           n;
+    phrase_change item[PHRASE_MAX_CHANGES];
+} phrase_changes;
+
+/* Takes one message of the player received at NOW (ns) and returns
+ * PHRASE_* bits.  A mapped controller that sets a value (cc_temperature,
+ * cc_top_p, cc_length, as CFG maps them) does not change CFG: the new
+ * values go to OUT (n = 0 when none), for the caller to set through the
+ * one path every setting takes (service_set_option). */
+int phrase_input(phrase *p, const config *cfg, const midi_msg *m, int64_t now, phrase_changes *out);
 
 /* When the phrase ends if nothing else comes: ns, or INT64_MAX when it
  * cannot end yet (no note since the last end, a key or the pedal held). */

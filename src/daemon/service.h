@@ -22,7 +22,8 @@
 
 /* Everything the service owns; one instance (static storage in daemon_run). */
 typedef struct service {
-    config       cfg;               /* live settings (set, reload, CCs change them) */
+    config       cfg;               /* live settings: set, reload and CCs change them,
+                                       all through service_set_option or service_reload */
     const char  *config_path;       /* borrowed; NULL: built-in defaults */
     char *const *sets;              /* --set KEY=VALUE overrides, re-applied on reload */
     int          n_sets;
@@ -69,6 +70,7 @@ typedef struct service {
     uint64_t     notes_in, notes_out, responses, interrupted;
     int64_t      duet_retry;        /* ns: next try to start a duet after a failed one */
     log_limit    busy_warn;         /* "generator busy" warnings, at most 1/s */
+    log_limit    cc_warn;           /* a controller's setting refused, at most 1/s */
     int          quit, reload;
     int64_t      quit_ns;           /* when the stop signal was read */
 } service;

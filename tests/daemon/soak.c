@@ -114,6 +114,17 @@ static void respond(generator *g, scheduler *s, const config *cfg, uint32_t id, 
 }
 
 /* One performance: its notes as the player, phrase by phrase. */
+/* A controller's settings, as the service takes them (without its apply steps). */
+static void take_changes(config *cfg, const phrase_changes *asked)
+{
+    char value[32], why[256];
+    for (int i = 0; i < asked->n; i++) {
+        snprintf(value, sizeof value, "%.17g", asked->item[i].value);
+        if (config_set(cfg, config_find(asked->item[i].option), value, why, sizeof why) < 0)
+            fprintf(stderr, "soak: %s: %s\n", asked->item[i].option, why);
+    }
+}
+
 static int soak_file(const char *path, generator *g, scheduler *s, config *cfg, int64_t *clock,
                      uint32_t *id, unsigned long max_phrases)
 {
@@ -142,7 +153,10 @@ static int soak_file(const char *path, generator *g, scheduler *s, config *cfg, 
                         st.model_off, rss_kb());
         }
         midi_msg m = { e->status, e->data1, e->data2, 3 };
-        if (phrase_input(&ph, cfg, &m, t) & PHRASE_HEAR) {
+        phrase_changes asked;
+        int act = phrase_input(&ph, cfg, &m, t, &asked);
+        take_changes(cfg, &asked);
+        if (act & PHRASE_HEAR) {
             gen_cmd c;
             memset(&c, 0, sizeof c);
             c.kind = GEN_LISTEN;

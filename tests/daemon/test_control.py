@@ -70,6 +70,13 @@ try:
     rc, out, _ = sv.ctl("set", "cc_top_p", "30")
     check(rc == 0 and out == "ok cc_top_p = 30", "a free controller is taken: %r" % out)
     sv.ctl("set", "cc_top_p", "22")
+    # A controller sets its value through the same path (get shows it).
+    sv.play([0xB0, 21, 127, 0xB0, 25, 0])
+    time.sleep(0.2)
+    check(sv.request("get temperature") == "ok temperature = 2", "cc_temperature 127 set 2.0")
+    check(sv.request("get response_seconds") == "ok response_seconds = 1", "cc_length 0 set 1 s")
+    sv.ctl("set", "temperature", "0.5")
+    sv.ctl("set", "response_seconds", "8")
     # help: the commands, and what one does (the same table as `ctl --help`).
     rc, out, _ = sv.ctl("help")
     check(rc == 0 and out == "ok " + listing, "help lists the commands: %r" % out)

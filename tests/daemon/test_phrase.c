@@ -1,4 +1,5 @@
 /* test_phrase.c: held keys, the sustain pedal, phrase ends, what the model hears, mapped controls. */
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -6,10 +7,20 @@
 
 #define MS 1000000LL
 
+static phrase_changes asked;   /* what the last message fed asked for */
+
 static int feed(phrase *p, config *c, int st, int d1, int d2, int64_t t)
 {
     midi_msg m = { (uint8_t)st, (uint8_t)d1, (uint8_t)d2, 3 };
-    return phrase_input(p, c, &m, t);
+    return phrase_input(p, c, &m, t, &asked);
+}
+
+/* The last message asked for exactly one setting, OPTION = VALUE. */
+static void check_asked(const char *option, double value)
+{
+    CHECK_INT(asked.n, 1);
+    CHECK(asked.n >= 1 && strcmp(asked.item[0].option, option) == 0);
+    CHECK_NEAR(asked.item[0].value, value, 1e-9);
 }
 
 int main(void)
@@ -75,20 +86,35 @@ int main(void)
     CHECK_INT(phrase_release_lost(&p, &c, 99000 * MS, keys), 0);
     c.held_note_timeout_ms = 30000;
 
-    /* Mapped controls. */
+    /* Mapped controls ask for their setting (the loop sets it through
+     * service_set_option) and leave the config as it is. */
+    config before = c;
     int a = feed(&p, &c, 0xB0, c.cc_temperature, 127, 0);
     CHECK(a & PHRASE_CONTROL);
-    CHECK_NEAR(c.sampling.temperature, 2.0, 1e-9);
+    check_asked("temperature", 2.0);
     feed(&p, &c, 0xB0, c.cc_temperature, 0, 0);
-    CHECK_NEAR(c.sampling.temperature, 0.1, 1e-9);
+    check_asked("temperature", 0.1);
     feed(&p, &c, 0xB0, c.cc_top_p, 127, 0);
-    CHECK_NEAR(c.sampling.top_p, 1.0, 1e-9);
+    check_asked("top_p", 1.0);
     feed(&p, &c, 0xB0, c.cc_length, 0, 0);
-    CHECK_NEAR(c.response_seconds, 1.0, 1e-9);
+    check_asked("response_seconds", 1.0);
+    CHECK(memcmp(&before, &c, sizeof c) == 0);
+    /* Each asked-for name is an option, and "%.17g" gives the same number back. */
+    for (int v = 0; v < 128; v += 127) {
+        feed(&p, &c, 0xB0, c.cc_length, v, 0);
+        char text[32], why[256];
+        snprintf(text, sizeof text, "%.17g", asked.item[0].value);
+        CHECK_INT(config_set(&c, config_find(asked.item[0].option), text, why, sizeof why), 0);
+        CHECK(c.response_seconds == phrase_cc_length(v));
+    }
+    /* Other messages ask for nothing. */
+    feed(&p, &c, 0x90, 60, 90, 0);
+    CHECK_INT(asked.n, 0);
     CHECK(feed(&p, &c, 0xB0, c.cc_handover, 127, 0) & PHRASE_HANDOVER);
     CHECK(!(feed(&p, &c, 0xB0, c.cc_handover, 0, 0) & PHRASE_HANDOVER));
     CHECK(feed(&p, &c, 0xB0, c.cc_panic, 100, 0) & PHRASE_PANIC);
     CHECK(feed(&p, &c, 0xB0, c.cc_reroll, 64, 0) & PHRASE_REROLL);
+    CHECK_INT(asked.n, 0);
     /* A CC turned off (-1) maps nothing; an unmapped CC passes thru. */
     c.cc_panic = -1;
     CHECK_INT(feed(&p, &c, 0xB0, 23, 127, 0), 0);
