@@ -14,13 +14,14 @@ for build in sys.argv[1:]:
     with open(path) as fh:
         for line in fh:
             t = json.loads(line)
-            # A test's suites read "project:name"; each test counts once, under its first.
-            suite = (t.get("suite") or ["?"])[0].split(":")[-1]
+            # "continuo:SUITE / TEST" (a test's first suite names it).
+            suite, _, test = t["name"].partition(" / ")
+            suite = suite.split(":")[-1]
             secs = float(t.get("duration") or 0)
             n, total = suites.get(suite, (0, 0.0))
             suites[suite] = (n + 1, total + secs)
             if suite == "qemu":
-                guests.append("%s %.0fs %s" % (t["name"], secs, t.get("result", "?").lower()))
+                guests.append("%s %.0fs %s" % (test, secs, t.get("result", "?").lower()))
     parts = ", ".join("%s %.0fs (%d)" % (s, total, n) for s, (n, total) in
                       sorted(suites.items(), key=lambda kv: -kv[1][1]))
     print("%s suites, seconds (tests): %s" % (build, parts))
