@@ -69,7 +69,9 @@ try:
         rc, _ = sv.stop()
         check(rc == 0, "clean exit")
         with open(out, "rb") as f:
-            check(f.read().startswith(bytes([0x90, 60, 100])), "MIDI output still works")
+            data = f.read()
+        # (every start sends all notes off on the 16 channels first: 48 bytes)
+        check(data[48:].startswith(bytes([0x90, 60, 100])), "MIDI output still works: %r" % data[:60])
     finally:
         sv.cleanup()
     # An audio device that cannot be opened (an unwritable WAV path here).
