@@ -512,13 +512,19 @@ if clock:
     print("status after the session:", field("CLOCKSTATUS"))
     # The bounds of test_clock.py (3 ms onset, 20 ms Stop, 1 BPM) are judged
     # there, on the host.  Here the sequencer, the DAW and the service run in
-    # an emulated guest (no KVM in CI), whose own clocks jitter by several
+    # an emulated guest, whose own clocks jitter by several
     # ms and stall under load (seen: ticks 9 ms late, a stall long enough
     # for `ctl status` to say clock=none): what this run proves is that
     # ALSA's CLOCK/START/STOP/CONTINUE/SONGPOS reach the service and drive
     # it, within one clock (20.8 ms at 120 BPM) of each beat, silent within
     # 50 ms of Stop and no note after it, the tempo followed within 5 BPM.
-    clockscene.judge(clock, sent, msgs, replies, field("CLOCKSTATUS") or "", clock_log, 0.300, 20.8, 50.0,
+    # Under TCG (no working KVM) the whole guest stalls now and then, the
+    # client's ticks with it (seen: 85 ms of jitter around one answer, whose
+    # note came 113 ms after its line): there the bound is two clocks.
+    onset_ms = 20.8 if field("ACCEL") == "kvm" else 41.6
+    print("accelerator %s: first notes within %.1f ms of their beat line (+ the client's jitter)"
+          % (field("ACCEL"), onset_ms))
+    clockscene.judge(clock, sent, msgs, replies, field("CLOCKSTATUS") or "", clock_log, 0.300, onset_ms, 50.0,
                      transport, tempo_bpm=5.0, line_slack=1)
 
 done()
