@@ -12,6 +12,7 @@
 #include "model/model.h"
 #include "model/pool.h"
 #include "util/clock.h"
+#include "util/datafile.h"
 #include "util/log.h"
 
 /* Decode is timed at 256, 1024 and 2048 events of context when the model
@@ -142,32 +143,20 @@ static int bench_engine(const model *m, int threads, int events, bench_result *r
 
 /* ------------------------------------------------------------------ PyTorch */
 
+/* The PyTorch script (not installed): $CONTINUO_SRC's, the source tree
+ * beside the binary, ./train/'s. */
+static const datafile torch_script = {
+    .name = "bench_torch.py", .env = "CONTINUO_SRC", .env_kind = DATAFILE_ENV_SOURCE_DIR,
+    .source_dir = "train", .beside_binary = 1,
+};
+
 static int find_script(const char *given, char *out, size_t n)
 {
     if (given) {
         snprintf(out, n, "%s", given);
         return access(out, R_OK) == 0 ? 0 : -1;
     }
-    const char *src = getenv("CONTINUO_SRC");
-    if (src) {
-        snprintf(out, n, "%s/train/bench_torch.py", src);
-        if (access(out, R_OK) == 0)
-            return 0;
-    }
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            int w = snprintf(out, n, "%s/../train/bench_torch.py", exe);
-            if (w > 0 && (size_t)w < n && access(out, R_OK) == 0)
-                return 0;
-        }
-    }
-    snprintf(out, n, "train/bench_torch.py");
-    return access(out, R_OK) == 0 ? 0 : -1;
+    return datafile_find(&torch_script, out, n);
 }
 
 static int bench_torch(const char *script, const char *model_path, int threads, int events, bench_result *r)

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "config.h"
 #include "cli/commands.h"
@@ -14,6 +13,7 @@
 #include "codec/vocab.h"
 #include "midi/smf.h"
 #include "model/model.h"
+#include "util/datafile.h"
 #include "util/log.h"
 
 #define MOTIF_NAME "motif.mid"
@@ -27,46 +27,26 @@ static const char demo_usage[] =
     "$CONTINUO_DATADIR, then " CONTINUO_DATADIR ", then models/ beside the\n"
     "program's source tree, then ./models/.\n";
 
-static int readable(const char *path) { return access(path, R_OK) == 0; }
-
-/* A folder and a file name in it, to look for the motif. */
-typedef struct place {
-    const char *dir, *file;
-} place;
+/* The motif: $CONTINUO_DATADIR (a data folder, or a source tree), the
+ * installed one, the source tree beside the binary, ./models/'s. */
+static const datafile motif_file = {
+    .name = MOTIF_NAME, .env = "CONTINUO_DATADIR", .env_kind = DATAFILE_ENV_DATA_DIR,
+    .source_dir = "models", .installed = 1, .beside_binary = 1, .cwd_dot = 1,
+};
 
 /* Looks for the motif; returns 0 and fills BUF, or -1 after listing the places tried. */
 static int find_motif(char *buf, size_t size)
 {
-    char exe[PATH_MAX], tried[4096];
-    const char *env = getenv("CONTINUO_DATADIR");
-    place places[5];
-    int np = 0;
+    char places[DATAFILE_MAX_PLACES][DATAFILE_PATH_MAX], tried[4096];
     size_t k = 0;
 
-    if (env && *env) {
-        places[np++] = (place){ env, MOTIF_NAME };
-        places[np++] = (place){ env, "models/" MOTIF_NAME };
-    }
-    places[np++] = (place){ CONTINUO_DATADIR, MOTIF_NAME };
-    /* A build folder inside the source tree: <src>/<build>/continuo. */
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 16);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            strcpy(slash, "/..");
-            places[np++] = (place){ exe, "models/" MOTIF_NAME };
-        }
-    }
-    places[np++] = (place){ ".", "models/" MOTIF_NAME };
+    if (datafile_find(&motif_file, buf, size) == 0)
+        return 0;
+    int np = datafile_places(&motif_file, places);
     tried[0] = '\0';
-    for (int i = 0; i < np; i++) {
-        snprintf(buf, size, "%s/%s", places[i].dir, places[i].file);
-        if (readable(buf))
-            return 0;
+    for (int i = 0; i < np; i++)
         if (k < sizeof tried)
-            k += (size_t)snprintf(tried + k, sizeof tried - k, "\n  %s", buf);
-    }
+            k += (size_t)snprintf(tried + k, sizeof tried - k, "\n  %s", places[i]);
     log_error("demo: cannot find the bundled motif; tried:%s\n"
               "(set CONTINUO_DATADIR to the folder that holds " MOTIF_NAME ")", tried);
     return -1;

@@ -7,10 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "config.h"
 #include "codec/vocab.h"
+#include "util/datafile.h"
 #include "util/log.h"
 
 #define ARCH "continuo-music-transformer"
@@ -243,28 +242,15 @@ void model_free(model *m)
     memset(m, 0, sizeof *m);
 }
 
-/* The places a default model is looked for, in order; returns how many. */
-static int default_candidates(char cands[3][1024])
-{
-    const char *env = getenv("CONTINUO_MODEL");
-    int nc = 0;
-    if (env && *env)
-        snprintf(cands[nc++], sizeof cands[0], "%s", env);
-    snprintf(cands[nc++], sizeof cands[0], "%s/continuo-default.gguf", CONTINUO_DATADIR);
-    snprintf(cands[nc++], sizeof cands[0], "models/continuo-default.gguf");
-    return nc;
-}
+/* The default model: $CONTINUO_MODEL (the file), the installed one, ./models/'s. */
+static const datafile default_model = {
+    .name = "continuo-default.gguf", .env = "CONTINUO_MODEL", .env_kind = DATAFILE_ENV_FILE,
+    .source_dir = "models", .installed = 1,
+};
 
 int model_find_default(char *out, size_t n)
 {
-    char cands[3][1024];
-    int nc = default_candidates(cands);
-    for (int i = 0; i < nc; i++)
-        if (access(cands[i], R_OK) == 0) {
-            snprintf(out, n, "%s", cands[i]);
-            return 0;
-        }
-    return -1;
+    return datafile_find(&default_model, out, n);
 }
 
 int model_resolve_path(const char *explicit_path, char *out, size_t n)
@@ -275,8 +261,8 @@ int model_resolve_path(const char *explicit_path, char *out, size_t n)
     }
     if (model_find_default(out, n) == 0)
         return 0;
-    char cands[3][1024];
-    int nc = default_candidates(cands);
+    char cands[DATAFILE_MAX_PLACES][DATAFILE_PATH_MAX];
+    int nc = datafile_places(&default_model, cands);
     log_error("no model file: tried %s%s%s%s and %s; pass --model FILE or set CONTINUO_MODEL "
               "(make one with train/train.py, or a random one with train/export.py --random)",
               nc == 3 ? "$CONTINUO_MODEL=" : "", nc == 3 ? cands[0] : "", nc == 3 ? ", " : "",
