@@ -34,7 +34,8 @@ kernel=${1:?usage: accel.sh [-k CACHE_DIR] KERNEL}
 cache=$(qemu_cache "$cache")
 
 say() { echo "accel.sh: $*" >&2; }
-answer() {     # ACCEL REASON: prints the answer, says why
+answer() {     # ACCEL REASON: prints the answer and says why; none: exit 77
+    [ "$1" = none ] && { say "no guest boots here: $2"; exit 77; }
     say "$1 ($2)"
     echo "$1"
     exit 0
@@ -60,19 +61,16 @@ exec 9>"$cache/accel/lock"
 flock 9
 if [ -s "$kept" ]; then
     read -r acc why < "$kept"
-    [ "$acc" = none ] && { say "no guest boots here: $why (kept in $kept)"; exit 77; }
     answer "$acc" "$why; probed once for this run, kept in $kept"
 fi
 find "$cache/accel" -type f ! -name lock -mtime +7 -delete 2>/dev/null || true    # old runs' answers
 
 keep() {       # ACCEL REASON: keeps the answer for this run, then gives it
     printf '%s %s\n' "$1" "$2" > "$kept.tmp" && mv "$kept.tmp" "$kept"
-    [ "$1" = none ] && { say "no guest boots here: $2"; exit 77; }
     answer "$1" "$2"
 }
 
-busybox=$(command -v busybox || echo /bin/busybox)
-ldd "$busybox" 2>&1 | grep -q 'not a dynamic executable\|statically linked' ||
+busybox=$(static_busybox) ||
     keep tcg "not probed: no static busybox to build the probe's init with (apt-get install busybox-static)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/continuo-accel.XXXXXX")

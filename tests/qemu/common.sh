@@ -3,6 +3,8 @@
 # qemu_cache DIR      the guest cache: DIR if given, else $CONTINUO_QEMU_CACHE,
 #                     else /var/cache/continuo-qemu when it can be written,
 #                     else $TMPDIR/continuo-qemu (printed)
+# static_busybox      prints the path of a statically linked busybox (the
+#                     guests' and the probe's init), or fails
 # qemu_accel NAME CACHE KERNEL
 #                     runs accel.sh once for this test run and sets ACCEL
 #                     (kvm or tcg) and ACCEL_ARGS, the qemu options that go
@@ -26,6 +28,14 @@ qemu_cache() {
     else
         echo "${TMPDIR:-/tmp}/continuo-qemu"
     fi
+}
+
+static_busybox() {
+    for b in "$(command -v busybox || true)" /bin/busybox; do
+        [ -x "$b" ] && ldd "$b" 2>&1 | grep -q 'not a dynamic executable\|statically linked' &&
+            { echo "$b"; return 0; }
+    done
+    return 1
 }
 
 # The options of each accelerator: the probe boots with exactly these.

@@ -47,7 +47,6 @@ rc=0
 img=$("$here/debian-image.sh" "$cache") || rc=$?
 [ $rc = 77 ] && skip "no Debian 12 guest image (the lines above say why)"
 [ $rc = 0 ] || { echo "debian-guest: the image could not be built (exit $rc); its log: $cache/debian12-build.log"; exit $rc; }
-img=$(printf '%s\n' "$img" | tail -n 1)      # the folder is its last line, whatever came before
 [ -f "$img/rootfs.img" ] || { echo "debian-guest: debian-image.sh gave '$img', which holds no rootfs.img"; exit 1; }
 qemu_accel debian-guest "$cache" "$img/vmlinuz"
 qemu_limit debian-guest "$kvm_limit" "$tcg_limit"

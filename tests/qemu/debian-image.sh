@@ -52,12 +52,18 @@ started=$(date +%s)
 echo "debian-image: building the Debian 12 guest (once; about 5 minutes) into $dir; log: $log" >&2
 # From here on stdout is the log; the answer goes to fd 3.
 exec 3>&1 >"$log"
-failed() {
-    echo "debian-image: $*; the build's log: $log" >&2
-    tail -n 20 "$log" | sed 's/^/debian-image: | /' >&2
-    exit 1
+# Any failure from here on (77 is "cannot be built here", said by skip)
+# names the log and shows its last lines.
+failed() { echo "debian-image: $*" >&2; exit 1; }
+on_exit() {
+    rc=$?
+    rm -rf "$work"
+    [ $rc = 0 ] || [ $rc = 77 ] || {
+        echo "debian-image: the build failed (exit $rc); its log: $log" >&2
+        tail -n 20 "$log" | sed 's/^/debian-image: | /' >&2
+    }
 }
-trap 'rc=$?; rm -rf "$work"; [ $rc = 0 ] || [ $rc = 77 ] || echo "debian-image: failed (exit $rc); log: $log" >&2' EXIT
+trap on_exit EXIT
 trap 'exit 130' INT TERM
 
 # The guest's own files, written by the customize hook below.

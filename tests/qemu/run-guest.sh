@@ -12,8 +12,8 @@
 #   -k  where the Debian kernel is kept (default $CONTINUO_QEMU_CACHE, else
 #       /var/cache/continuo-qemu, else $TMPDIR/continuo-qemu)
 # The guest boots a stock Debian kernel with the accelerator accel.sh chose
-# (KVM where a KVM guest really boots here, else TCG), loads the sound modules (so /dev/snd/seq exists and "Midi Through" is
-# client 14), mounts a tmpfs on /tmp, runs GUEST_SCRIPT with sh in /tmp,
+# (KVM where a KVM guest really boots here, else TCG), loads the sound
+# modules (so /dev/snd/seq exists and "Midi Through" is client 14), mounts a tmpfs on /tmp, runs GUEST_SCRIPT with sh in /tmp,
 # prints "CONTINUO-QEMU-EXIT=STATUS" and powers off. The console goes to
 # stdout (\r stripped). Exit status: the guest script's, 77 when qemu or the
 # kernel cannot be had, 124 when the guest did not finish in time, 125 when
@@ -46,10 +46,7 @@ script=${1:?usage: run-guest.sh [options] GUEST_SCRIPT}
 skip() { echo "run-guest: SKIP: $*"; exit 77; }
 command -v qemu-system-x86_64 >/dev/null 2>&1 || skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
 command -v cpio >/dev/null 2>&1 || skip "cpio not installed"
-is_static() { [ -x "$1" ] && ldd "$1" 2>&1 | grep -q 'not a dynamic executable\|statically linked'; }
-busybox=$(command -v busybox || true)
-is_static "$busybox" || busybox=/bin/busybox
-is_static "$busybox" || skip "no static busybox (apt-get install busybox-static)"
+busybox=$(static_busybox) || skip "no static busybox (apt-get install busybox-static)"
 for b in $bins; do
     [ -x "$b" ] || skip "$b not found (apt-get install alsa-utils?)"
 done

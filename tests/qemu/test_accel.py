@@ -44,9 +44,12 @@ boot) printf '\033c\033[?7l\033[2J%s\r\n[    3.7] reboot: Power down\r\n' "$mark
 esac
 """
 
-busybox = shutil.which("busybox") or "/bin/busybox"
-ldd = subprocess.run(["ldd", busybox], capture_output=True, text=True)
-if not os.path.exists(busybox) or not ("not a dynamic" in ldd.stdout + ldd.stderr or "statically" in ldd.stdout):
+def common(call):
+    """The output of a function of common.sh (the harness's shared shell code)."""
+    return subprocess.run(["sh", "-c", ". %s/common.sh; %s" % (here, call)], capture_output=True, text=True)
+
+
+if common("static_busybox").returncode != 0:
     print("skipped: no static busybox (apt-get install busybox-static): the probe builds its init with it")
     sys.exit(77)
 if not shutil.which("cpio"):
@@ -65,8 +68,7 @@ with open(kernel, "wb") as fh:
 kvm_dev = os.path.join(tmp, "dev-kvm")          # a writable "/dev/kvm", whatever this machine has
 open(kvm_dev, "w").close()
 fake_log = os.path.join(tmp, "qemu-calls.log")
-accel_args = subprocess.run(["sh", "-c", ". %s/common.sh; accel_args kvm" % here],
-                            capture_output=True, text=True).stdout.strip()
+accel_args = common("accel_args kvm").stdout.strip()
 
 
 def probe(kvm, tcg="boot", cache="c1", run="run-1", accel=None):
