@@ -323,11 +323,13 @@ static int int_value(const config *c, const option_def *opt)
 
 int config_check_change(const config *c, const option_def *changed, char *why, size_t len)
 {
-    const size_t n = sizeof controller_keys / sizeof controller_keys[0];
-    for (size_t i = 0; i < n; i++)
+    enum { N = sizeof controller_keys / sizeof controller_keys[0] };
+    const option_def *key[N];
+    for (size_t i = 0; i < N; i++)
+        key[i] = config_find(controller_keys[i]);
+    for (size_t i = 0; i < N; i++)
         for (size_t j = 0; j < i; j++) {
-            const option_def *later = config_find(controller_keys[i]);
-            const option_def *earlier = config_find(controller_keys[j]);
+            const option_def *later = key[i], *earlier = key[j];
             int v = int_value(c, later);
             if (v < 0 || v != int_value(c, earlier))
                 continue;
