@@ -106,7 +106,7 @@ sv.proc.kill()                      # as systemd would, after WatchdogSec
 sv.proc.wait()
 sv.cleanup()
 time.sleep(0.1)
-before = parse_midi_bytes(b"".join(d for _, d in reader.chunks))
+before = parse_midi_bytes(reader.data())
 sounding = unended_notes(before)
 check(sounding != [], "stall: a note of the answer was sounding when it was killed: %r" % sounding)
 print("stall: last ping %.2f s after the phrase; killed with %r sounding" % (last, sounding))
