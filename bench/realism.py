@@ -373,7 +373,7 @@ def continue_once(piece, a, settings, tag, seed, work):
     """Runs `continuo continue` on the piece's primer; returns (measures, continuation notes)."""
     out = os.path.join(work, f"piece{piece.index:03d}.{tag}.mid")
     args = ["continue", piece.primer_path, "-o", out, "--model", a.model, "--seconds", f"{a.seconds:g}",
-            "--seed", str(seed), "--threads", str(a.threads), "--max-note-seconds", f"{a.note_cap:g}"]
+            "--seed", str(seed), "--threads", str(a.threads), "--max-note-ms", f"{round(a.note_cap * 1000)}"]
     for k, v in settings.items():
         args += [SAMPLING[k][0], f"{v:g}" if isinstance(v, float) else str(v)]
     args += a.continue_args_list
@@ -547,7 +547,7 @@ def parse_args(argv):
     ap.add_argument("--samples", type=int, default=1, help="continuations per piece, measures averaged "
                     "(default 1; more makes small differences between settings visible)")
     ap.add_argument("--note-cap", type=float, default=CONTINUE_NOTE_CAP_S,
-                    help=f"continue's note-length cap in seconds, as --max-note-seconds (default {CONTINUE_NOTE_CAP_S:g}, PLAY_MAX_NOTE_MS)")
+                    help=f"continue's note-length cap in seconds, passed as --max-note-ms (default {CONTINUE_NOTE_CAP_S:g}, PLAY_MAX_NOTE_MS)")
     ap.add_argument("--plot", metavar="OUT.png", help="piano rolls of a few pieces: the model's continuation "
                     "above the pianist's (for a sweep: of its first setting)")
     ap.add_argument("--plot-pieces", type=int, default=4, help="how many pieces --plot draws (default 4)")

@@ -46,24 +46,24 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
              " interrupted=%" PRIu64 " notes_in=%" PRIu64 " notes_out=%" PRIu64
              " sounding=%d queued=%zu swept=%" PRIu64 " dropped=%" PRIu64 " recorded=%zu+%zu%s%s",
              service_responding(sv) ? "responding" : "listening", sv->gen.engine->name,
-             session_time(sv, clock_now_ns()), sv->ph.phrases, sv->responses, sv->interrupted,
+             session_time(sv, clock_now_ns()), sv->phrase.phrases, sv->responses, sv->interrupted,
              sv->notes_in, sv->notes_out, sv->sched.notes.count + sv->thru.count,
              scheduler_queued(&sv->sched), sv->sched.swept,
              sv->sched.dropped_full + sv->sched.dropped_held,
              service_kept(sv, MIDI_PART_PLAYER), service_kept(sv, MIDI_PART_MODEL), lat, err);
     /* The clock: tempo (0: none heard yet), transport, where the song is. */
     size_t used = strlen(reply);
-    int64_t pos = transport_position(&sv->tp);
+    int64_t pos = transport_position(&sv->transport);
     int64_t bar_len = (int64_t)TRANSPORT_PPQN * sv->cfg.beats_per_bar;
     if (used < len)
         snprintf(reply + used, len - used,
                  " sync=%s tempo=%.2f clock=%s transport=%s bar=%" PRId64 " beat=%" PRId64 " mode=%s"
-                 " on_tick=%" PRIu64 " off_tick=%" PRIu64 " duet_thinned=%" PRIu64,
-                 sv->cfg.sync == SYNC_CLOCK ? "clock" : "free", transport_bpm(&sv->tp),
-                 transport_locked(&sv->tp, clock_now_ns()) ? "locked" : "none",
-                 sv->tp.running ? "playing" : "stopped", pos / bar_len + 1,
+                 " on_tick=%" PRIu64 " off_tick=%" PRIu64 " duet_thinned=%" PRIu64 " late_starts=%" PRIu64,
+                 sv->cfg.sync == SYNC_CLOCK ? "clock" : "free", transport_bpm(&sv->transport),
+                 transport_locked(&sv->transport, clock_now_ns()) ? "locked" : "none",
+                 sv->transport.running ? "playing" : "stopped", pos / bar_len + 1,
                  pos % bar_len / TRANSPORT_PPQN + 1, sv->cfg.mode == MODE_DUET ? "duet" : "call",
-                 sv->anchored, sv->anchor_missed, sv->duet_thinned);
+                 sv->cont.anchored, sv->cont.anchor_missed, sv->cont.duet_thinned, sv->cont.late_starts);
 }
 
 static void cmd_panic(service *sv, char *arg, char *rest, char *reply, size_t len)
@@ -128,6 +128,17 @@ static void cmd_save(service *sv, char *first, char *rest, char *reply, size_t l
                  service_kept(sv, MIDI_PART_PLAYER), service_kept(sv, MIDI_PART_MODEL), path);
 }
 
+/* A file name may hold spaces: the rest of the line is part of it. */
+static void cmd_play(service *sv, char *first, char *rest, char *reply, size_t len)
+{
+    char path[CONFIG_STR_MAX];
+    snprintf(path, sizeof path, "%s%s%s", first, rest ? " " : "", rest ? rest : "");
+    if (path[0] != '/')
+        snprintf(reply, len, "error play needs an absolute path");
+    else
+        live_play_file(sv, path, reply, len);
+}
+
 static void cmd_help(service *sv, char *name, char *rest, char *reply, size_t len);
 
 const control_command control_commands[] = {
@@ -137,6 +148,8 @@ const control_command control_commands[] = {
     { "set",    2, 2, cmd_set,    "set KEY VALUE", "change a live setting (see continuo.conf)" },
     { "reload", 0, 0, cmd_reload, "reload", "re-read the config file (as SIGHUP)" },
     { "save",   1, 2, cmd_save,   "save FILE", "write the session (player, model) to a MIDI file" },
+    { "play",   1, 2, cmd_play,   "play FILE",
+      "hear a MIDI file's notes as the player's phrase (at their own times) and answer it" },
     { "help",   0, 1, cmd_help,   "help [COMMAND]", "the commands, or what one does" },
 };
 const size_t control_n_commands = sizeof control_commands / sizeof control_commands[0];

@@ -6,24 +6,7 @@
 
 #include "daemon/options.h"
 #include "midi/smf.h"
-#include "model/sampler.h"
-
-/* A note event of a continuation, from the generator to the service loop. */
-typedef struct gen_event {
-    double  time;       /* seconds from the continuation's start */
-    uint8_t on;         /* 1 note-on, 0 note-off */
-    uint8_t pitch;
-    uint8_t velocity;   /* 1..127 for note-on */
-} gen_event;
-
-/* How one continuation is sampled. */
-typedef struct sampling {
-    sampling_settings set;  /* the config's (temperature, top_k, top_p, min_p, ...) */
-    uint64_t seed;
-    int      report_time;   /* a duet: next also returns the time the model lets
-                               pass (on = 2, no note), so the caller can keep it
-                               from running ahead of the music */
-} sampling;
+#include "play/continuation.h"
 
 /* An engine: a const table entry; all calls come from the generator thread.
  * open:     loads what CFG names into *STATE; logs and returns -1 on error.
@@ -34,12 +17,13 @@ typedef struct sampling {
  *           codec's streaming encoder, context.h) and it goes into the
  *           context at once, so a continuation only has sampling left.
  * begin:    a continuation starts at session time AT (the phrase end; in a
- *           duet, the time of its first event): a player's event that comes
- *           during the continuation (duet) is placed on its time line by AT.
- * next:     the next event of the continuation (times never decrease; with
- *           sampling.report_time, on = 2 is time passing, not a note);
- *           returns 1, 0 when the engine has nothing more (end of
- *           sequence), -1 on error (logged).
+ *           duet, the time of its first event), as SPEC says (how it is
+ *           played, its seed and length, whether it is a duet): a player's
+ *           event that comes during a duet is placed on its time line by AT.
+ * next:     the next event of the continuation (times never decrease; in a
+ *           duet, CONT_TIME is time passing, not a note); returns 1, 0 at
+ *           its end (end of sequence, past spec.seconds or
+ *           spec.max_events), -1 on error (logged).
  * end:      the continuation stopped after PLAYED seconds of it (the
  *           player came back, or the length was reached).
  * rewind:   forget the last continuation: the context is back at its
@@ -52,8 +36,8 @@ typedef struct engine_ops {
     int  (*open)(void **state, const config *cfg);
     void (*close)(void *state);
     int  (*listen)(void *state, const smf_event *msg);
-    int  (*begin)(void *state, double at, const sampling *s);
-    int  (*next)(void *state, gen_event *out);
+    int  (*begin)(void *state, double at, const cont_spec *spec);
+    int  (*next)(void *state, cont_event *out);
     void (*end)(void *state, double played);
     void (*rewind)(void *state);
     int  (*hear_until)(void *state, double t);

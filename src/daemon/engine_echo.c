@@ -13,8 +13,10 @@ typedef struct echo_state {
     smf_event phrase[ECHO_MAX];     /* the player's messages since the last answer */
     int       n;
     note_list notes;                /* the phrase's notes (the codec folds the pedal) */
-    gen_event answer[ECHO_MAX];     /* the answer being played: the notes' events */
+    cont_event answer[ECHO_MAX];     /* the answer being played: the notes' events */
     int       n_answer, next;
+    double    seconds;              /* its length limits (cont_spec) */
+    int       max_events, n_out;
     int       listening_since_answer;
 } echo_state;
 
@@ -52,13 +54,15 @@ static int echo_listen(void *state, const smf_event *msg)
 /* The answer: the phrase's notes (pedal folded by the codec, as the model
  * hears them) as events from the first one on, note-offs before note-ons
  * at one time; a note that only started as the phrase ended is left out. */
-static int echo_begin(void *state, double at, const sampling *s)
+static int echo_begin(void *state, double at, const cont_spec *spec)
 {
     echo_state *e = state;
     smf_event *ev = NULL;
     size_t n_ev = 0;
     (void)at;
-    (void)s;
+    e->seconds = spec->seconds;
+    e->max_events = spec->max_events;
+    e->n_out = 0;
     e->listening_since_answer = 0;
     e->n_answer = e->next = 0;
     e->notes.n = 0;
@@ -74,21 +78,24 @@ static int echo_begin(void *state, double at, const sampling *s)
     double shift = n_ev ? ev[0].time : 0;     /* the answer starts with its first note */
     for (size_t i = 0; i < n_ev && e->n_answer < ECHO_MAX; i++) {
         int on = (ev[i].status & 0xF0) == 0x90;
-        e->answer[e->n_answer++] = (gen_event){ ev[i].time - shift, (uint8_t)on, ev[i].data1,
-                                                (uint8_t)(on ? ev[i].data2 : 0) };
+        e->answer[e->n_answer++] = (cont_event){ ev[i].time - shift, on ? CONT_NOTE_ON : CONT_NOTE_OFF,
+                                                 ev[i].data1, (uint8_t)(on ? ev[i].data2 : 0) };
     }
     free(ev);
     return 0;
 }
 
-static int echo_next(void *state, gen_event *out)
+static int echo_next(void *state, cont_event *out)
 {
     echo_state *e = state;
-    while (e->next < e->n_answer) {
-        gen_event ev = e->answer[e->next++];
+    while (e->next < e->n_answer && e->n_out < e->max_events) {
+        cont_event ev = e->answer[e->next++];
+        if (ev.time > e->seconds)
+            return 0;
         if (ev.pitch + 7 > 127)
             continue;
         ev.pitch = (uint8_t)(ev.pitch + 7);
+        e->n_out++;
         *out = ev;
         return 1;
     }
@@ -113,7 +120,7 @@ const engine_ops engine_echo = {
 
 /* "stall": echo's first event, then it never returns from the engine, as a
  * model stuck in a step would (for the watchdog's test). */
-static int stall_next(void *state, gen_event *out)
+static int stall_next(void *state, cont_event *out)
 {
     echo_state *e = state;
     if (e->next == 0)

@@ -48,9 +48,7 @@ static void push_out(generator *g, const gen_out *o)
 /* What the thread keeps between passes: the continuation it generates. */
 typedef struct gen_run {
     uint32_t cur;               /* continuation being generated */
-    int      generating, count;
-    double   max_seconds;
-    int      max_events;
+    int      generating;
     int      duet;              /* the continuation is a duet (see gen_cmd) */
     double   at;                /* duet: session time of its time 0 */
     int64_t  start_ns;          /* duet: CLOCK_MONOTONIC of its time 0 */
@@ -71,17 +69,14 @@ static void start_continuation(generator *g, gen_run *r, const gen_cmd *c)
         e->end(g->state, 0);
     if (c->kind == GEN_REROLL)
         e->rewind(g->state);
-    r->generating = e->begin(g->state, c->at, &c->s) == 0;
+    r->generating = e->begin(g->state, c->at, &c->spec) == 0;
     if (!r->generating) {
         gen_failed(g);
         gen_out o = { c->id, 1, { 0, 0, 0, 0 } };
         push_out(g, &o);
     }
     r->cur = c->id;
-    r->count = 0;
-    r->max_events = c->max_events;
-    r->max_seconds = c->max_seconds;
-    r->duet = c->duet;
+    r->duet = c->spec.duet;
     r->at = c->at;
     r->start_ns = c->start_ns;
     r->have_held = 0;
@@ -131,7 +126,7 @@ static void release_held(generator *g, gen_run *r)
         return;
     }
     r->have_held = 0;
-    if (r->held.ev.on != 2)             /* time passing is not sent on */
+    if (r->held.ev.kind != CONT_TIME)   /* time passing is not sent on */
         push_out(g, &r->held);
 }
 
@@ -149,8 +144,8 @@ static void generate_one(generator *g, gen_run *r)
     int rc = e->next(g->state, &o.ev);
     if (rc < 0)
         gen_failed(g);
-    if (rc <= 0 || o.ev.time > r->max_seconds || ++r->count > r->max_events) {
-        e->end(g->state, r->max_seconds);
+    if (rc <= 0) {                      /* its end, or the engine failed */
+        e->end(g->state, o.ev.time);
         r->generating = 0;
         o.done = 1;
     }
@@ -159,7 +154,7 @@ static void generate_one(generator *g, gen_run *r)
         r->have_held = 1;
         return;
     }
-    if (o.ev.on == 2 && !o.done)
+    if (o.ev.kind == CONT_TIME && !o.done)
         return;                         /* time passing, already due */
     push_out(g, &o);
 }

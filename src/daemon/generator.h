@@ -23,14 +23,12 @@ typedef struct gen_cmd {
     uint32_t  id;           /* continuation id (RESPOND, REROLL) */
     double    at;
     smf_event heard;        /* LISTEN: the message, at session time heard.time */
-    sampling  s;
-    int       max_events;   /* length limits of the continuation */
-    double    max_seconds;
-    int       duet;         /* RESPOND: the player's events (LISTEN) join the
-                               continuation instead of stopping it, and it is
-                               sampled no further than DUET_AHEAD_S ahead of
-                               its time line on CLOCK_MONOTONIC */
-    int64_t   start_ns;     /* RESPOND with duet: CLOCK_MONOTONIC of its time 0 */
+    cont_spec spec;         /* RESPOND, REROLL: how it is played, its length; with
+                               spec.duet the player's events (LISTEN) join it
+                               instead of stopping it, and it is sampled no
+                               further than DUET_AHEAD_S ahead of its time line
+                               on CLOCK_MONOTONIC */
+    int64_t   start_ns;     /* RESPOND with a duet: CLOCK_MONOTONIC of its time 0 */
 } gen_cmd;
 
 #define DUET_AHEAD_S 0.25   /* duet: how far ahead of the music the model samples */
@@ -39,7 +37,7 @@ typedef struct gen_cmd {
 typedef struct gen_out {
     uint32_t  id;
     uint8_t   done;         /* 1: continuation `id` has no more events */
-    gen_event ev;           /* time from the continuation's start */
+    cont_event ev;          /* time from the continuation's first note */
 } gen_out;
 
 /* The thread and its two rings.  Data crosses only through the rings

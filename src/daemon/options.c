@@ -1,6 +1,6 @@
 /* options.c: the option table of `continuo serve`, its parser and its documentation. */
 #include "daemon/options.h"
-#include "model/sampler.h"
+#include "play/continuation.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -17,6 +17,9 @@
 #define OFF(f) offsetof(config, f)
 #define RESTART NULL            /* the value is read once, at start */
 #define LIVE    apply_value     /* the new value is read where it is used */
+/* A row of play/play_options.h's table (OPT_BOOL's MIN and MAX are unused). */
+#define PLAY_ROW(key, cli, kind, field, def, lo, hi, arg, apply, help) \
+    { key, OPT_##kind, def, lo, hi, NULL, apply_##apply, OFF(play.field), help },
 #define CC_HELP(what) "Controller number (0..127) that " what "; -1 turns it off."
 
 /* The one table: add an option here and everything else follows (parser,
@@ -88,32 +91,7 @@ const option_def config_options[] = {
       "Longest continuation, in seconds." },
     { "response_events", OPT_INT, "512", 1, 8192, NULL, LIVE, OFF(response_events),
       "Longest continuation, in model events (whichever limit comes first)." },
-    { "temperature", OPT_DOUBLE, PLAY_STR(PLAY_TEMPERATURE), SAMPLING_TEMPERATURE_MIN,
-      SAMPLING_TEMPERATURE_MAX, NULL, LIVE, OFF(sampling.temperature),
-      "Sampling temperature; 0 always takes the most likely event." },
-    { "top_p", OPT_DOUBLE, PLAY_STR(PLAY_TOP_P), SAMPLING_TOP_P_MIN, SAMPLING_TOP_P_MAX, NULL, LIVE,
-      OFF(sampling.top_p),
-      "Nucleus sampling: keep the most likely events up to this probability." },
-    { "top_k", OPT_INT, PLAY_STR(PLAY_TOP_K), SAMPLING_TOP_K_MIN, SAMPLING_TOP_K_MAX, NULL, LIVE,
-      OFF(sampling.top_k),
-      "Keep only the k most likely events; 0 turns it off." },
-    { "min_p", OPT_DOUBLE, PLAY_STR(PLAY_MIN_P), SAMPLING_MIN_P_MIN, SAMPLING_MIN_P_MAX, NULL, LIVE,
-      OFF(sampling.min_p),
-      "Drop events less likely than min_p times the most likely; 0 turns it off." },
-    { "filter_time_shifts", OPT_BOOL, PLAY_FILTER_TIME ? "yes" : "no", 0, 0, NULL, LIVE,
-      OFF(sampling.filter_time),
-      "Let top_k, top_p and min_p cut time shifts too (no: they choose among\n"
-      "notes and velocities only, and how long to wait keeps the model's own\n"
-      "odds); the same as `continuo continue --filter-time-shifts`." },
-    { "pace", OPT_DOUBLE, PLAY_STR(PLAY_PACE), SAMPLING_PACE_MIN, SAMPLING_PACE_MAX, NULL, LIVE,
-      OFF(sampling.pace),
-      "Keep the pace (notes per second) of the player's phrase: the answer's waits\n"
-      "grow longer while it runs faster than the phrase, shorter while slower, by\n"
-      "this strength; 0 turns it off.  Call mode only (a duet has duet_density)." },
-    { "key_pull", OPT_DOUBLE, PLAY_STR(PLAY_KEY_PULL), SAMPLING_KEY_PULL_MIN, SAMPLING_KEY_PULL_MAX, NULL,
-      LIVE, OFF(sampling.key_pull),
-      "Draw the answer's notes toward the pitch classes of the last 10 s heard\n"
-      "(the player's key), by this strength; 0 turns it off.  Call mode only." },
+    PLAY_OPTIONS(PLAY_ROW)
     { "seed", OPT_INT, "0", 0, 2147483647, NULL, apply_seed, OFF(seed),
       "Random seed of the sampler; 0 picks one from the clock." },
     { "cc_handover", OPT_INT, "20", -1, 127, NULL, LIVE, OFF(cc_handover),
@@ -132,10 +110,6 @@ const option_def config_options[] = {
       "Send the player's notes to the outputs too." },
     { "model_channel", OPT_INT, "1", 1, 16, NULL, LIVE, OFF(model_channel),
       "MIDI channel of the continuation." },
-    { "max_held_notes", OPT_INT, PLAY_STR(PLAY_MAX_HELD), 1, 128, NULL, apply_scheduler, OFF(max_held_notes),
-      "Most model notes sounding at once; further note-ons are dropped." },
-    { "max_note_ms", OPT_INT, PLAY_STR(PLAY_MAX_NOTE_MS), 100, 60000, NULL, apply_scheduler, OFF(max_note_ms),
-      "Longest model note, in ms: a note held longer is ended (no stuck notes)." },
     { "lookahead_ms", OPT_INT, "-1", -1, 500, NULL, LIVE, OFF(lookahead_ms),
       "Time from the phrase end to the start of the continuation's time line,\n"
       "in ms: the generator's head start for the events after the first one.\n"
@@ -288,11 +262,20 @@ int config_set(config *c, const option_def *opt, const char *value, char *why, s
     return -1;
 }
 
+void config_spec(const config *c, uint64_t seed, cont_spec *out)
+{
+    memset(out, 0, sizeof *out);
+    out->play = c->play;
+    out->seed = seed;
+    out->seconds = c->response_seconds;
+    out->max_events = c->response_events;
+}
+
 void config_defaults(config *c)
 {
     char why[256];
     memset(c, 0, sizeof *c);
-    sampling_default(&c->sampling);
+    play_default(&c->play);
     for (size_t i = 0; i < config_n_options; i++)
         if (config_set(c, &config_options[i], config_options[i].default_value, why, sizeof why) < 0)
             log_error("internal error: default of %s: %s", config_options[i].name, why);

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "model/sampler.h"
+#include "play/play_options.h"
 
 #define CONFIG_STR_MAX 1024     /* longest string value, with its NUL */
 
@@ -47,14 +47,12 @@ typedef struct config {
     int    held_note_timeout_ms;           /* a key held longer is taken as released; 0 = never */
     double response_seconds;
     int    response_events;
-    sampling_settings sampling;            /* temperature, top_k, top_p, min_p,
-                                              filter_time, pace, key_pull */
+    play_settings play;                    /* how the continuation is played: sampling,
+                                              nudges, caps (play/play_options.h) */
     int    seed;                           /* 0: from the clock; continuation n gets seed + n */
     int    cc_handover, cc_temperature, cc_top_p, cc_panic, cc_reroll, cc_length; /* -1 = off */
     int    midi_thru;                      /* bool */
     int    model_channel;                  /* 1..16 */
-    int    max_held_notes;
-    int    max_note_ms;
     int    lookahead_ms;
     int    context_events;                 /* tokens kept in the model's context */
     int    model_threads;                  /* threads of the model's forward pass */
@@ -101,6 +99,11 @@ extern const size_t config_n_options;
 const option_def *config_find(const char *name);
 /* 1 when OPT cannot change while the service runs. */
 int config_needs_restart(const option_def *opt);
+
+/* What a continuation started under C is: how it is played, seeded with
+ * SEED, as long as response_seconds and response_events allow (call mode). */
+struct cont_spec;
+void config_spec(const config *c, uint64_t seed, struct cont_spec *out);
 
 /* Fills C with every default. */
 void config_defaults(config *c);

@@ -118,3 +118,59 @@ int service_save(service *sv, const char *path)
     }
     return rc;
 }
+
+/* ---- output fan-out ---- */
+
+/* Plays M on every output (the recording plays nothing). */
+void service_play(service *sv, const midi_msg *m)
+{
+    for (int i = 0; i < sv->n_outputs; i++)
+        midi_port_write(sv->outputs[i], m);
+}
+
+/* Gives every output a copy of PART's message M, sent or heard at NOW (the
+ * recording keeps it; the others ignore it). */
+void service_record(service *sv, const midi_msg *m, midi_part part, int64_t now)
+{
+    for (int i = 0; i < sv->n_outputs; i++)
+        midi_port_keep(sv->outputs[i], m, part, session_time(sv, now));
+}
+
+/* The scheduler's emit: a model message goes out now. */
+void service_emit_model(void *user, const midi_msg *m, int64_t now)
+{
+    service *sv = user;
+    service_play(sv, m);
+    service_record(sv, m, MIDI_PART_MODEL, now);
+    if (midi_msg_is_note_on(m)) {
+        sv->notes_out++;
+        if (sv->cont.first_note_pending) {
+            sv->cont.first_note_pending = 0;
+            sv->lat_ns[sv->n_lat++ % LAT_SAMPLES] = now - sv->cont.phrase_end_ns;
+        }
+    }
+}
+
+void service_send_thru(service *sv, const midi_msg *m, int64_t now)
+{
+    note_table_update(&sv->thru, m, now);
+    service_play(sv, m);
+}
+
+/* Ends every sounding note at once (model and thru), then all-notes-off on
+ * every channel of every output. */
+void service_silence_all(service *sv, int64_t now)
+{
+    scheduler_silence(&sv->sched, now, service_emit_model, sv);
+    for (int ch = 0; ch < 16; ch++)
+        for (int p = 0; p < 128 && sv->thru.count > 0; p++)
+            if (sv->thru.on[ch][p]) {
+                midi_msg off = { (uint8_t)(0x80 | ch), (uint8_t)p, 0, 3 };
+                service_send_thru(sv, &off, now);
+                service_record(sv, &off, MIDI_PART_PLAYER, now);
+            }
+    for (int ch = 0; ch < 16; ch++) {
+        midi_msg ano = { (uint8_t)(0xB0 | ch), 123, 0, 3 };
+        service_play(sv, &ano);
+    }
+}

@@ -6,6 +6,7 @@
 
 #include "daemon/control.h"
 #include "daemon/generator.h"
+#include "daemon/live.h"
 #include "daemon/options.h"
 #include "daemon/phrase.h"
 #include "daemon/scheduler.h"
@@ -18,7 +19,6 @@
 #define SCHED_CAP     16384
 #define LAT_SAMPLES   1024
 #define NS            1000000000LL
-#define TAIL_NS       (NS / 2)  /* notes left sounding at a continuation's end ring this long */
 
 /* Everything the service owns; one instance (static storage in daemon_run). */
 typedef struct service {
@@ -36,31 +36,11 @@ typedef struct service {
     int          n_outputs;
     scheduler    sched;             /* the model's output */
     note_table   thru;              /* the player's notes sent thru */
-    phrase       ph;
-    transport    tp;                /* MIDI clock and transport from the inputs */
+    phrase       phrase;            /* the player's phrase: when it ends, controllers */
+    transport    transport;         /* MIDI clock and transport from the inputs */
     generator    gen;
     uint64_t     seed;
-    /* the current continuation */
-    uint32_t     next_id, response_id;  /* 0: none */
-    int          response_gen_done;
-    int          response_duet;     /* it is a duet (mode = duet): endless, not interrupted */
-    uint64_t     duet_rng;          /* duet_density's draws (xorshift64) */
-    uint64_t     duet_thinned;      /* the model's note-ons left out while the player played */
-    int64_t      response_start;    /* ns: time zero of its events */
-    int64_t      response_end;      /* ns: bar line it ends on (response_bars); INT64_MAX: none */
-    int64_t      grid_origin;       /* ns: a beat line, for quantize; grid_ns 0: off */
-    double       grid_ns;           /* quantize grid step */
-    int64_t      anchor_pos;        /* song position of the clock tick the first note
-                                       waits for (response_start = beat|bar); -1: none */
-    int64_t      anchor_until;      /* ns: past this the answer goes on without the tick */
-    uint64_t     anchored, anchor_missed;   /* answers started on their tick, or not */
-    int64_t      shift_ns[128];     /* quantize: how far each pitch's sounding note moved */
-    int64_t      last_off[128];     /* due time of each pitch's last note-off */
-    double       response_last_t;   /* time of its latest event so far, s */
-    int64_t      phrase_end_ns;     /* when the phrase it answers ended */
-    double       phrase_end_t;      /* the same in session seconds */
-    int          have_last_phrase;  /* a phrase was answered (re-roll possible) */
-    int          first_note_pending;
+    live_cont    cont;              /* the continuation playing (live.h) */
     int64_t      lat_ns[LAT_SAMPLES];   /* phrase end -> first note, last ones */
     uint64_t     n_lat;
     /* watchdog */
@@ -80,10 +60,24 @@ static inline double session_time(const service *sv, int64_t t)
     return (double)(t - sv->t0) / (double)NS;
 }
 
-/* The continuation is still going: being generated, queued or sounding. */
-int  service_responding(const service *sv);
-/* Panic: stops the continuation and ends every sounding note at once. */
-void service_panic(service *sv, int64_t now);
+/* The player's message M, read at NOW, that arrived at AT (<= NOW): the
+ * phrase, thru, the clock, the controllers (player.c). */
+void service_input(service *sv, const midi_msg *m, int64_t now, int64_t at);
+/* Keys held past held_note_timeout_ms are taken as released (player.c). */
+void service_release_lost_keys(service *sv, int64_t now);
+
+/* The outputs (ports.c).  play: M on every output (the recording plays
+ * nothing); record: a copy of PART's message M, sent or heard at NOW, for
+ * the outputs that keep one (the recording); emit_model: the scheduler's
+ * emit, a model message goes out now (USER: the service); send_thru: a
+ * player's message to the outputs, its notes tracked; silence_all: every
+ * sounding note ends at once (model and thru), then all-notes-off on every
+ * channel of every output. */
+void service_play(service *sv, const midi_msg *m);
+void service_record(service *sv, const midi_msg *m, midi_part part, int64_t now);
+void service_emit_model(void *user, const midi_msg *m, int64_t now);
+void service_send_thru(service *sv, const midi_msg *m, int64_t now);
+void service_silence_all(service *sv, int64_t now);
 
 /* Changes live option O to VALUE (`ctl set`, a controller): VALUE is
  * parsed into a copy of the config, the rules across keys are checked on

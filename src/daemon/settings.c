@@ -19,8 +19,8 @@ int apply_scheduler(struct service *sv, char *why, size_t len)
 {
     (void)why;
     (void)len;
-    sv->sched.max_note_ns = (int64_t)sv->cfg.max_note_ms * 1000000;
-    sv->sched.max_held = sv->cfg.max_held_notes;
+    sv->sched.max_note_ns = (int64_t)sv->cfg.play.max_note_ms * 1000000;
+    sv->sched.max_held = sv->cfg.play.max_held;
     return 0;
 }
 

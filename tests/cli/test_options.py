@@ -64,9 +64,9 @@ def test_help():
         "encode": ["--output", "--vocab", "--stretch", "--transpose", "--eos", "--list", "--split-file", "--split",
                    "--root", "--skip-bad", "--quiet"],
         "decode": ["--output", "--index", "--vocab", "--max-note-seconds", "--quiet"],
-        "continue": ["--output", "--model", "--seconds", "--temperature", "--top-k", "--top-p", "--min-p",
-                     "--filter-time-shifts", "--seed", "--memory", "--max-held", "--max-note-seconds", "--plot",
-                     "--wav", "--play", "--threads"],
+        "continue": ["--output", "--model", "--seconds", "--temperature", "--top-p", "--top-k", "--min-p",
+                     "--filter-time-shifts", "--pace", "--key-pull", "--max-held", "--max-note-ms", "--seed",
+                     "--memory", "--step", "--verbose", "--plot", "--wav", "--play", "--threads"],
         "eval": ["--model", "--memory", "--threads"],
         "bench": ["--model", "--threads", "--events", "--torch-script", "--no-torch"],
         "serve": ["--config", "--set", "--check", "--dump-config", "--list-ports", "--verbose"],
@@ -130,13 +130,13 @@ def cont(d, name, *opts):
 def test_continue_options(d):
     base = cont(d, "base", "--seed", "3")
     same = cont(d, "defaults", "--seed=3", "--temperature", "1.0", "--top-k", "0", "--top-p", "0.95", "--min-p", "0",
-                "--max-held", "24", "--max-note-seconds", "5", "--memory", "stream", "--threads", "2")
+                "--max-held", "24", "--max-note-ms", "5000", "--memory", "stream", "--threads", "2")
     check(base is not None and base == same, "continue: the defaults written out give the same bytes")
     order = cont(d, "order", "--threads", "2", "--memory", "stream", "--seed", "3")
     check(base is not None and base == order, "continue: options before or after, the same bytes")
     changed = {}
     for opts in (["--seed", "4"], ["--temperature", "0.5"], ["--top-k", "3"], ["--top-p", "0.3"],
-                 ["--min-p", "0.3"], ["--max-held", "1"], ["--max-note-seconds", "0.1"], ["--seconds", "3"]):
+                 ["--min-p", "0.3"], ["--max-held", "1"], ["--max-note-ms", "100"], ["--seconds", "3"]):
         changed[opts[0]] = cont(d, "other", "--seed", "3", *opts)
         check(base is not None and changed[opts[0]] not in (None, base),
               f"continue: {' '.join(opts)} changes the music")

@@ -73,7 +73,7 @@ def sanitized():
 class Service:
     """One `continuo serve` with a FIFO input, in its own temporary folder."""
 
-    def __init__(self, *sets, config_text=None, output="none", env_extra=None):
+    def __init__(self, *sets, config_text=None, output="none", env_extra=None, verbose=False):
         self.dir = tempfile.mkdtemp(prefix="continuo-test-")
         self.runtime = os.path.join(self.dir, "run")
         os.mkdir(self.runtime, 0o700)
@@ -94,6 +94,8 @@ class Service:
             args += ["--config", path]
         for s in sets:
             args += ["--set", s]
+        if verbose:
+            args.append("-v")
         self.log_path = os.path.join(self.dir, "serve.log")
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(args, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)

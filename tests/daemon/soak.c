@@ -78,10 +78,7 @@ static void respond(generator *g, scheduler *s, const config *cfg, uint32_t id, 
     c.kind = GEN_RESPOND;
     c.id = id;
     c.at = (double)now / NS;
-    c.s.set = cfg->sampling;
-    c.s.seed = id;
-    c.max_events = cfg->response_events;
-    c.max_seconds = cfg->response_seconds;
+    config_spec(cfg, id, &c.spec);
     double t0 = clock_now_seconds(), last = 0;
     send_cmd(g, &c);
     st.responses++;
@@ -97,7 +94,8 @@ static void respond(generator *g, scheduler *s, const config *cfg, uint32_t id, 
                 break;
             }
             st.gen_events++;
-            midi_msg m = { (uint8_t)(o.ev.on ? 0x90 : 0x80), o.ev.pitch, o.ev.on ? o.ev.velocity : 0, 3 };
+            midi_msg m = { (uint8_t)(o.ev.kind == CONT_NOTE_ON ? 0x90 : 0x80), o.ev.pitch,
+                           o.ev.kind == CONT_NOTE_ON ? o.ev.velocity : 0, 3 };
             scheduler_push(s, now + (int64_t)(o.ev.time * NS), &m);
             if (o.ev.time > last)
                 last = o.ev.time;
@@ -237,7 +235,7 @@ int main(int argc, char **argv)
     st.rss_start_kb = rss_kb();
     const engine_ops *eng = engine_for(&cfg);
     if (!eng || generator_start(&g, eng, &cfg) < 0 ||
-        scheduler_init(&s, 16384, (int64_t)cfg.max_note_ms * 1000000, cfg.max_held_notes) < 0)
+        scheduler_init(&s, 16384, (int64_t)cfg.play.max_note_ms * 1000000, cfg.play.max_held) < 0)
         return 1;
     int64_t clock = NS;
     uint32_t id = 0;

@@ -28,7 +28,7 @@ int main(void)
         CHECK(o->help && o->help[0]);
         CHECK(config_find(o->name) == o);
     }
-    CHECK_NEAR(c.sampling.temperature, 1.0, 0);
+    CHECK_NEAR(c.play.sampling.temperature, 1.0, 0);
     CHECK_INT(c.phrase_silence_ms, 800);
     CHECK_INT(c.midi_thru, 1);
     CHECK_INT(c.on_missing_soundfont, MISSING_SF_ERROR);
@@ -38,8 +38,8 @@ int main(void)
     CHECK_INT(load(&c, "# comment\n\n[sampling]\ntemperature = 0.5\n top_k=40 \r\n"
                         "soundfont = \"/a b/#c.sf2\"\nmidi_thru = no\n"
                         "on_missing_soundfont = midi-only\naudio_driver=file\n"), 0);
-    CHECK_NEAR(c.sampling.temperature, 0.5, 1e-12);
-    CHECK_INT(c.sampling.top_k, 40);
+    CHECK_NEAR(c.play.sampling.temperature, 0.5, 1e-12);
+    CHECK_INT(c.play.sampling.top_k, 40);
     CHECK(strcmp(c.soundfont, "/a b/#c.sf2") == 0);
     CHECK_INT(c.midi_thru, 0);
     CHECK_INT(c.on_missing_soundfont, MISSING_SF_MIDI_ONLY);
@@ -48,7 +48,7 @@ int main(void)
     /* Unknown keys are warnings (counted), the rest still applies. */
     config_defaults(&c);
     CHECK_INT(load(&c, "tempreature = 3\ntop_p = 0.5\nfoo = bar\n"), 2);
-    CHECK_NEAR(c.sampling.top_p, 0.5, 1e-12);
+    CHECK_NEAR(c.play.sampling.top_p, 0.5, 1e-12);
 
     /* Bad values and bad lines are errors. */
     static const char *const bad[] = {
@@ -66,7 +66,7 @@ int main(void)
     config_defaults(&c);
     CHECK(config_set(&c, config_find("temperature"), "7", why, sizeof why) < 0);
     CHECK_STR_CONTAINS(why, "expected a number from 0 to 4");
-    CHECK_NEAR(c.sampling.temperature, 1.0, 0);
+    CHECK_NEAR(c.play.sampling.temperature, 1.0, 0);
     CHECK(config_set(&c, config_find("audio_driver"), "jackd", why, sizeof why) < 0);
     CHECK_STR_CONTAINS(why, "alsa|jack|pulseaudio|pipewire|sdl2|oss|portaudio|file");
     /* Every driver FluidSynth can have on Linux; the device and the gain. */
@@ -82,7 +82,7 @@ int main(void)
 
     /* --set form. */
     CHECK_INT(config_set_arg(&c, "top_p=0.25"), 0);
-    CHECK_NEAR(c.sampling.top_p, 0.25, 1e-12);
+    CHECK_NEAR(c.play.sampling.top_p, 0.25, 1e-12);
     CHECK_INT(config_set_arg(&c, "top_p"), -1);
     CHECK_INT(config_set_arg(&c, "nope=1"), -1);
 

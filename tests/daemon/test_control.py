@@ -10,6 +10,49 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from servetest import Service, check, done, read_smf, CONTINUO  # noqa: E402
 
+
+def test_play():
+    """play FILE: a MIDI file's notes heard as a phrase and answered (echo: a
+    fifth up); ctl makes a relative name absolute; bad files are refused by name."""
+    sv = Service()
+    try:
+        here = os.getcwd()
+        os.chdir(sv.dir)
+        try:
+            with open("phrase.mid", "wb") as f:
+                trk = bytes([0, 0x90, 60, 90, 0x83, 0x60, 0x80, 60, 0, 0, 0x90, 64, 90, 0x83, 0x60, 0x80, 64, 0,
+                             0, 0xFF, 0x2F, 0])
+                f.write(b"MThd" + (6).to_bytes(4, "big") + bytes([0, 0, 0, 1, 1, 0xE0]) + b"MTrk"
+                        + len(trk).to_bytes(4, "big") + trk)
+            with open("empty.mid", "wb") as f:
+                f.write(b"MThd" + (6).to_bytes(4, "big") + bytes([0, 0, 0, 1, 1, 0xE0]) + b"MTrk"
+                        + (4).to_bytes(4, "big") + bytes([0, 0xFF, 0x2F, 0]))
+            with open("bad.mid", "wb") as f:
+                f.write(b"MThd junk")
+            rc, out, _ = sv.ctl("play", "phrase.mid")
+            path = os.path.join(sv.dir, "phrase.mid")
+            check(rc == 0 and out == "ok heard 4 messages of %s (1.00 s); continuation 1" % path, "play: %r" % out)
+            deadline = time.monotonic() + 5
+            while "state=listening" not in sv.request("status") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            out = sv.request("status")
+            check("responses=1" in out and "notes_out=2" in out, "play: the file was answered, two notes: %r" % out)
+            rc, out, _ = sv.ctl("play", "empty.mid")
+            check(rc == 1 and out == "error %s: 0 note and pedal messages (play takes 1 to 3000)"
+                  % os.path.join(sv.dir, "empty.mid"), "play of a file without notes: %r" % out)
+            rc, out, _ = sv.ctl("play", "bad.mid")
+            check(rc == 1 and out == "error cannot read %s (see the service log)" % os.path.join(sv.dir, "bad.mid"),
+                  "play of a bad file: %r" % out)
+            check("bad.mid: byte" in sv.read_log(), "the log names the bad file's byte")
+            out = sv.request("play phrase.mid")
+            check(out == "error play needs an absolute path", "play of a relative path on the socket: %r" % out)
+        finally:
+            os.chdir(here)
+    finally:
+        sv.cleanup()
+
+
+test_play()
 sv = Service("phrase_silence_ms=200")
 try:
     # Permissions: the directory is private, the socket 0600.
@@ -35,7 +78,7 @@ try:
     rc, out, _ = sv.ctl("set", "model", "/x")
     check(rc == 1 and "cannot change while running" in out, "fixed key: %r" % out)
     rc, out, _ = sv.ctl("frobnicate")
-    listing = "status, panic, get KEY, set KEY VALUE, reload, save FILE, help [COMMAND]"
+    listing = "status, panic, get KEY, set KEY VALUE, reload, save FILE, play FILE, help [COMMAND]"
     check(rc == 1 and out == "error unknown command 'frobnicate' (%s)" % listing, "unknown command: %r" % out)
     # A known command with the wrong number of arguments says so, with its usage.
     for line, reply in (("status now", "too many arguments for status (usage: status)"),

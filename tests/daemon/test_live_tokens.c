@@ -17,7 +17,7 @@
 
 #include "check.h"
 #include "codec/perf.h"
-#include "daemon/context.h"
+#include "play/context.h"
 #include "daemon/phrase.h"
 #include "midi/smf.h"
 

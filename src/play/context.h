@@ -1,6 +1,6 @@
 /* context.h: the model's context as one token stream: the player's MIDI through the codec's streaming encoder, the model's samples through its streaming decoder. */
-#ifndef CONTINUO_DAEMON_CONTEXT_H
-#define CONTINUO_DAEMON_CONTEXT_H
+#ifndef CONTINUO_PLAY_CONTEXT_H
+#define CONTINUO_PLAY_CONTEXT_H
 
 #include <stdint.h>
 
@@ -49,7 +49,10 @@ typedef struct context {
     note_list        done;          /* scratch for the decoder's completed notes */
     int              in_continuation;   /* between context_begin and context_end */
     int64_t          first_step;    /* step of the continuation's first note, -1 before */
-    int64_t          begin_step;    /* the continuation's time 0, in session steps */
+    int64_t          begin_step;    /* the continuation's time 0, in context steps */
+    int64_t          origin;        /* the session step of the first event heard: the context's
+                                       step 0 (its time line is the same whenever the
+                                       player starts, as in `continue`), -1 before */
 } context;
 
 /* An empty context of at most N_CTX ids; MAX_NOTE_S caps notes for the
@@ -61,6 +64,9 @@ void context_free(context *c);
  * context_hear).  Returns 0 or -1. */
 int  context_feed(context *c, int id);
 
+/* 1 when the context takes MSG: a note on or off, the sustain pedal. */
+int  context_takes(const smf_event *msg);
+
 /* One channel message of the player (note on/off, sustain pedal; others
  * are ignored) at session time MSG->time, in time order, as the service
  * reads it.  The events a message makes final enter the context now; those
@@ -71,7 +77,8 @@ int  context_hear(context *c, const smf_event *msg);
  * the encoder held back enters the context.  Returns 0 or -1. */
 int  context_hear_until(context *c, double t);
 
-/* The context's time line: seconds of its TIME_SHIFTs so far. */
+/* The context's time line: seconds of its TIME_SHIFTs so far (0 at the
+ * first event heard). */
 double context_time(const context *c);
 
 /* A continuation starts at session time AT: everything heard so far enters

@@ -1,5 +1,5 @@
 /* context.c: the model's context as one token stream: the player's MIDI through the codec's streaming encoder, the model's samples through its streaming decoder. */
-#include "daemon/context.h"
+#include "play/context.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +26,7 @@ int context_init(context *c, const vocab *v, int n_ctx, double max_note_s, conte
     c->mark = c->pos;
     memcpy(c->mark_open, c->open, sizeof c->open);
     c->first_step = -1;
+    c->origin = -1;
     return 0;
 }
 
@@ -74,9 +75,11 @@ int context_feed(context *c, int id)
 static int hear_event(context *c, const perf_event *ev)
 {
     const vocab *v = c->v;
-    int64_t step = ev->step;
+    if (c->origin < 0)
+        c->origin = ev->step;
+    int64_t step = ev->step - c->origin;
     if (c->in_continuation && c->first_step >= 0)  /* a duet: on the continuation's time line */
-        step = c->first_step + (ev->step - c->begin_step);
+        step = c->first_step + (step - c->begin_step);
     if (!ev->on && !c->open[ev->pitch])
         return 0;   /* the model ended it already (a sampled NOTE_OFF of the player's pitch) */
     int64_t gap = step - c->pos.emit.step, max_gap = (int64_t)(CONTEXT_MAX_GAP_S * 1000 / v->step_ms);
@@ -110,10 +113,15 @@ static int hear_final(context *c)
     return 0;
 }
 
-int context_hear(context *c, const smf_event *msg)
+int context_takes(const smf_event *msg)
 {
     int type = msg->status & 0xF0;
-    if (type != 0x80 && type != 0x90 && !(type == 0xB0 && msg->data1 == 64))
+    return type == 0x80 || type == 0x90 || (type == 0xB0 && msg->data1 == 64);
+}
+
+int context_hear(context *c, const smf_event *msg)
+{
+    if (!context_takes(msg))
         return 0;
     if (perf_encoder_push(c->enc, msg) < 0)
         return -1;
@@ -140,7 +148,9 @@ int context_begin(context *c, double at)
     memcpy(c->mark_open, c->open, sizeof c->open);
     c->first_step = -1;
     c->in_continuation = 1;
-    c->begin_step = perf_quantize(v, 1.0, at);
+    if (c->origin < 0)
+        c->origin = perf_quantize(v, 1.0, at);
+    c->begin_step = perf_quantize(v, 1.0, at) - c->origin;
     return 0;
 }
 

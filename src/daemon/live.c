@@ -1,0 +1,428 @@
+/* live.c: the continuation as the service plays it: its start on the music's time line, its notes' deadlines (grid, beat, bars), the duet's thinning, its end. */
+#include "daemon/live.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/service.h"
+#include "midi/smf.h"
+#include "play/context.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+int service_responding(const service *sv)
+{
+    return sv->cont.id != 0 &&
+           (!sv->cont.gen_done || scheduler_queued(&sv->sched) > 0 || sv->sched.notes.count > 0);
+}
+
+/* Drops what is queued of the current continuation and ends its notes. */
+void live_stop(service *sv, int64_t now)
+{
+    if (sv->cont.id) {
+        gen_cmd c;
+        memset(&c, 0, sizeof c);
+        c.kind = GEN_STOP;
+        c.at = (double)(now - sv->cont.start) / NS;
+        generator_send(&sv->gen, &c);
+    }
+    sv->cont.id = 0;
+    sv->cont.first_note_pending = 0;
+    sv->cont.anchor_pos = -1;
+    scheduler_drop_queued(&sv->sched);
+    scheduler_silence(&sv->sched, now, service_emit_model, sv);
+}
+
+/* mode = duet, and (with sync = clock) the transport runs. */
+int live_duet_on(const service *sv)
+{
+    return sv->cfg.mode == MODE_DUET && (sv->cfg.sync != SYNC_CLOCK || sv->transport.running);
+}
+
+/* The generator's head start: lookahead_ms, or with -1 (auto) 10 ms or 30
+ * events of the engine's measured cost if more, so that a chord's notes,
+ * all due at once, are sampled in time (a 22 M model: about 33 ms). */
+int live_lookahead_ms(const service *sv)
+{
+    if (sv->cfg.lookahead_ms >= 0)
+        return sv->cfg.lookahead_ms;
+    int ms = (int)ceil(30.0 * sv->gen.ms_per_event);
+    return ms > 10 ? ms : 10;
+}
+
+/* Where a continuation falls on the music's time line (ns). */
+typedef struct timeline {
+    int64_t begin, end;     /* its time 0; the bar line it ends on (INT64_MAX: none) */
+    int64_t origin;         /* a beat line, for the grid */
+    double  grid;           /* the quantize grid's step; 0: off */
+    int64_t anchor;         /* the song position whose tick its first note waits for; -1: none */
+} timeline;
+
+/* With sync = clock and the transport locked: the continuation starts on
+ * the next beat or bar line (response_start) or the clock nearest the
+ * head start, ends on a bar line (response_bars; a duet has no end), and
+ * its notes move toward the quantize grid. */
+static void time_on_clock(const service *sv, int duet, timeline *tl)
+{
+    const transport *tp = &sv->transport;
+    int64_t beat = TRANSPORT_PPQN, bar = beat * sv->cfg.beats_per_bar, pos, at;
+    if (sv->cfg.response_start != START_NOW) {
+        pos = transport_next_line(tp, tl->begin, sv->cfg.response_start == START_BAR ? bar : beat, &at);
+        tl->begin = at;
+        tl->anchor = pos;
+    } else {
+        pos = transport_next_line(tp, tl->begin, 1, &at);  /* the clock nearest the start */
+    }
+    tl->origin = transport_time_of(tp, pos / beat * beat);
+    if (sv->cfg.response_bars > 0 && !duet)
+        tl->end = transport_time_of(tp, (pos / bar + sv->cfg.response_bars) * bar);
+    static const double per_beat[] = { 0, 2, 4, 3, 6 };   /* quantize_kind -> steps a beat */
+    if (sv->cfg.quantize != QUANTIZE_OFF)
+        tl->grid = tp->period_ns * TRANSPORT_PPQN / per_beat[sv->cfg.quantize];
+}
+
+/* The loop's side of a continuation that the generator was asked for. */
+static void begin_live(service *sv, const gen_cmd *c, const timeline *tl, int duet, int64_t now)
+{
+    live_cont *lc = &sv->cont;
+    lc->id = c->id;
+    lc->duet = duet;
+    lc->gen_done = 0;
+    lc->last_t = 0;
+    lc->phrase_end_ns = now;
+    lc->start = tl->begin;
+    lc->anchor_pos = tl->anchor;
+    lc->anchor_until = tl->begin + (int64_t)(sv->transport.period_ns / 2);   /* half a clock */
+    lc->end = tl->end;
+    lc->grid_origin = tl->origin;
+    lc->grid_ns = tl->grid;
+    memset(lc->shift_ns, 0, sizeof lc->shift_ns);
+    memset(lc->last_off, 0, sizeof lc->last_off);
+    lc->first_note_pending = 1;
+    lc->n_received = 0;
+    sv->responses++;
+}
+
+/* A continuation of what was heard up to session time AT starts (REROLL:
+ * the last one's context again), asked of the generator at NOW.  Returns
+ * 0, or -1 when the generator's ring is full (logged). */
+static int start_at(service *sv, int64_t now, int reroll, double at)
+{
+    gen_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = reroll ? GEN_REROLL : GEN_RESPOND;
+    c.id = ++sv->cont.next_id;
+    if (c.id == 0)
+        c.id = ++sv->cont.next_id;
+    c.at = at;
+    config_spec(&sv->cfg, sv->seed + sv->cont.next_id, &c.spec);
+    timeline tl = { now + (int64_t)live_lookahead_ms(sv) * 1000000, INT64_MAX, 0, 0, -1 };
+    int duet = !reroll && live_duet_on(sv);
+    if (sv->cfg.sync == SYNC_CLOCK && transport_locked(&sv->transport, now)) {
+        time_on_clock(sv, duet, &tl);
+        if (tl.end != INT64_MAX)
+            c.spec.seconds = (double)(tl.end - tl.begin) / NS;
+    }
+    if (duet) {         /* endless; the player's notes join it as they come */
+        c.spec.duet = 1;
+        c.start_ns = tl.begin;
+        c.at = session_time(sv, tl.begin);
+        c.spec.max_events = 1 << 30;
+        c.spec.seconds = 1e9;
+    }
+    if (generator_send(&sv->gen, &c) < 0) {
+        log_warn_limited(&sv->busy_warn, "generator busy: phrase not answered");
+        return -1;
+    }
+    begin_live(sv, &c, &tl, duet, now);
+    return 0;
+}
+
+void live_start(service *sv, int64_t now, int reroll)
+{
+    if (!reroll) {
+        sv->cont.phrase_end_t = session_time(sv, now);
+        sv->cont.have_last_phrase = 1;
+    }
+    start_at(sv, now, reroll, sv->cont.phrase_end_t);
+}
+
+void service_panic(service *sv, int64_t now)
+{
+    live_stop(sv, now);
+    service_silence_all(sv, now);
+}
+
+/* quantize: a note-on moves quantize_strength of the way to the nearest
+ * grid line (never before its pitch's last note-off), its note-off by as
+ * much, so the note keeps its length. */
+static int64_t place_on_grid(service *sv, const midi_msg *m, int64_t due)
+{
+    int p = m->data1;
+    if (sv->cont.grid_ns <= 0)
+        return due;
+    if (midi_msg_is_note_on(m)) {
+        double steps = (double)(due - sv->cont.grid_origin) / sv->cont.grid_ns;
+        double line = (double)sv->cont.grid_origin + (double)(int64_t)(steps + (steps < 0 ? -0.5 : 0.5)) * sv->cont.grid_ns;
+        int64_t moved = due + (int64_t)(sv->cfg.quantize_strength * (line - (double)due));
+        if (moved < sv->cont.last_off[p])
+            moved = sv->cont.last_off[p];
+        sv->cont.shift_ns[p] = moved - due;
+        return moved;
+    }
+    due += sv->cont.shift_ns[p];
+    sv->cont.last_off[p] = due;
+    return due;
+}
+
+/* The player is playing: a key held, or a note struck or released in
+ * the last half second. */
+static int player_active(const service *sv, int64_t now)
+{
+    return sv->phrase.keys_held > 0 || (sv->phrase.last_activity && now - sv->phrase.last_activity < NS / 2);
+}
+
+/* The continuation is over: what it left sounding rings for CONT_TAIL_S
+ * more, then ends (offs of silent pitches are dropped by the scheduler). */
+static void received_end(service *sv)
+{
+    live_cont *c = &sv->cont;
+    c->gen_done = 1;
+    int64_t end = c->start + (int64_t)((c->last_t + CONT_TAIL_S) * NS + 0.5);
+    if (end > c->end)
+        end = c->end;
+    for (int p = 0; p < 128; p++) {
+        midi_msg off = { (uint8_t)(0x80 | (sv->cfg.model_channel - 1)), (uint8_t)p, 0, 3 };
+        scheduler_push(&sv->sched, end, &off);
+    }
+}
+
+/* A duet: while the player plays, the model keeps only duet_density of
+ * its note-ons (a note left out: its note-off finds nothing sounding and
+ * is skipped). */
+static int thinned(service *sv)
+{
+    live_cont *c = &sv->cont;
+    if (!c->duet || !player_active(sv, clock_now_ns()))
+        return 0;
+    uint64_t x = c->duet_rng;       /* xorshift64 */
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c->duet_rng = x;
+    if ((double)(x >> 11) / 9007199254740992.0 < sv->cfg.duet_density)
+        return 0;
+    c->duet_thinned++;
+    return 1;
+}
+
+/* The first event came after it was due (the generator was still hearing
+ * a long phrase, `ctl play`'s file, or is slower than the head start):
+ * on the free time line the continuation starts now instead, so its notes
+ * keep their spacing rather than going out in a bunch.  On the clock's
+ * time line (a beat, a grid, a bar to end on) it stays where it is. */
+static void start_late(service *sv, int64_t due)
+{
+    live_cont *c = &sv->cont;
+    int64_t now = clock_now_ns();
+    if (sv->cfg.sync != SYNC_FREE || c->anchor_pos >= 0 || due >= now)
+        return;
+    c->start += now - due;
+    c->late_starts++;
+}
+
+void live_receive(service *sv)
+{
+    live_cont *c = &sv->cont;
+    gen_out o;
+    generator_ack_wake(&sv->gen);
+    while (generator_receive(&sv->gen, &o)) {
+        if (o.id != c->id || c->id == 0)
+            continue;           /* from a continuation that was stopped */
+        if (o.done) {
+            received_end(sv);
+            continue;
+        }
+        /* Absolute deadline from the continuation's start: no drift. */
+        int64_t due = c->start + (int64_t)(o.ev.time * NS + 0.5);
+        if (c->n_received++ == 0)
+            start_late(sv, due);
+        due = c->start + (int64_t)(o.ev.time * NS + 0.5);
+        if (o.ev.time > c->last_t)
+            c->last_t = o.ev.time;
+        int on = o.ev.kind == CONT_NOTE_ON;
+        midi_msg m = { (uint8_t)((on ? 0x90 : 0x80) | (sv->cfg.model_channel - 1)),
+                       (uint8_t)(o.ev.pitch & 0x7F), (uint8_t)(on ? (o.ev.velocity ? o.ev.velocity : 64) : 0), 3 };
+        if (on && thinned(sv))
+            continue;
+        due = place_on_grid(sv, &m, due);
+        if (due > c->end - 1000000) {   /* 1 ms: rounding of the grid */
+            if (on)
+                continue;               /* on or past the continuation's last bar line */
+            due = c->end;
+        }
+        scheduler_push(&sv->sched, due, &m);
+    }
+    if (atomic_exchange(&sv->gen.failed, 0))
+        log_warn("the engine reported an error (see above); still listening");
+}
+
+/* A clock tick came while an answer waits for its beat: when it is the
+ * beat's own tick, the answer's time line moves onto it (the DAW's tick is
+ * the beat, however early or late it comes against the prediction, within
+ * half a clock); the first note goes out now. */
+void live_on_tick(service *sv, int64_t now)
+{
+    int64_t pos = transport_position(&sv->transport), want = sv->cont.anchor_pos;
+    if (!sv->transport.running || pos < want)
+        return;
+    int64_t delta = now - sv->cont.start, half = (int64_t)(sv->transport.period_ns / 2);
+    sv->cont.anchor_pos = -1;
+    if (pos != want || delta < -half || delta > half) {
+        sv->cont.anchor_missed++;
+        return;
+    }
+    scheduler_shift_queued(&sv->sched, delta);
+    sv->cont.start += delta;
+    if (sv->cont.end != INT64_MAX)
+        sv->cont.end += delta;
+    sv->cont.grid_origin += delta;
+    sv->cont.anchored++;
+}
+
+/* With sync = clock the model answers only while the transport runs. */
+int live_may_answer(const service *sv)
+{
+    return sv->cfg.sync != SYNC_CLOCK || sv->transport.running;
+}
+
+int64_t live_hold(service *sv, int64_t now)
+{
+    live_cont *c = &sv->cont;
+    if (c->anchor_pos >= 0 && now >= c->anchor_until) {
+        c->anchor_pos = -1;             /* the beat's tick did not come: go on */
+        c->anchor_missed++;
+    }
+    return c->anchor_pos >= 0 && now >= c->start ? c->start - 1 : now;
+}
+
+int64_t live_hold_wake(const service *sv, int64_t wake)
+{
+    const live_cont *c = &sv->cont;
+    return c->anchor_pos >= 0 && wake >= c->start && wake < c->anchor_until ? c->anchor_until : wake;
+}
+
+/* A phrase ended: it is answered, if the transport lets it. */
+static void answer_phrase(service *sv, int64_t now)
+{
+    phrase_end(&sv->phrase);
+    live_stop(sv, now);
+    if (live_may_answer(sv))
+        live_start(sv, now, 0);
+    else if (sv->transport.clocks == 0 && sv->transport.starts == 0)
+        log_warn("phrase not answered: sync = clock, but no MIDI clock or Start has come "
+                 "from any input (send clock from the DAW to continuo, or set sync = free)");
+    else
+        log_info("phrase not answered: the transport is stopped (sync = clock)");
+}
+
+int live_due(service *sv, int64_t now, int64_t *wake)
+{
+    live_cont *c = &sv->cont;
+    int duet = live_duet_on(sv);
+    *wake = INT64_MAX;
+    if (duet && (!c->id || c->gen_done || !c->duet) && now >= sv->duet_retry) {
+        /* A duet goes on: a new continuation when the last one ended
+         * (the model's end of sequence) or the mode just changed. */
+        live_stop(sv, now);
+        live_start(sv, now, 0);
+        sv->duet_retry = now + NS / 10;     /* at most ten starts a second */
+        return 1;
+    }
+    if (!duet && c->duet && c->id) {
+        live_stop(sv, now);     /* mode = call again, or the transport stopped */
+        c->duet = 0;
+    }
+    int64_t pd = service_responding(sv) || duet ? INT64_MAX : phrase_deadline(&sv->phrase, &sv->cfg);
+    if (pd <= now) {
+        answer_phrase(sv, now);
+        return 1;
+    }
+    *wake = pd;
+    if (duet && (!c->id || c->gen_done) && sv->duet_retry < *wake)
+        *wake = sv->duet_retry;
+    return 0;
+}
+
+/* `play` hears at most this many messages of a file: the generator's
+ * command ring holds 4096, and the model takes them as they come. */
+#define PLAY_FILE_MAX 3000
+
+/* The messages of F the context takes, and the time of the last (0 if none). */
+static size_t count_heard(const smf *f, double *end)
+{
+    size_t n = 0;
+    *end = 0;
+    for (size_t i = 0; i < f->n_events; i++)
+        if (context_takes(&f->events[i])) {
+            n++;
+            if (f->events[i].time > *end)
+                *end = f->events[i].time;
+        }
+    return n;
+}
+
+/* F's messages to the generator, at BASE + their times.  Returns 0, or -1
+ * when the ring filled up. */
+static int hear_file(service *sv, const smf *f, double base)
+{
+    for (size_t i = 0; i < f->n_events; i++) {
+        if (!context_takes(&f->events[i]))
+            continue;
+        gen_cmd c;
+        memset(&c, 0, sizeof c);
+        c.kind = GEN_LISTEN;
+        c.heard = f->events[i];
+        c.heard.time = base + f->events[i].time;
+        if (generator_send(&sv->gen, &c) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int live_play_file(service *sv, const char *path, char *reply, size_t len)
+{
+    smf f;
+    double end;
+    if (smf_read_file(path, &f) != 0) {
+        snprintf(reply, len, "error cannot read %.3000s (see the service log)", path);
+        return -1;
+    }
+    size_t n = count_heard(&f, &end);
+    int rc = -1;
+    if (n == 0 || n > PLAY_FILE_MAX) {
+        snprintf(reply, len, "error %.3000s: %zu note and pedal messages (play takes 1 to %d)", path, n,
+                 PLAY_FILE_MAX);
+        goto done;
+    }
+    int64_t now = clock_now_ns();
+    /* from the next whole second on, after anything heard so far: whole
+     * seconds keep the file's times on the codec's 10 ms steps */
+    double base = ceil(session_time(sv, now));
+    live_stop(sv, now);
+    phrase_end(&sv->phrase);
+    sv->cont.phrase_end_t = base + end;     /* a re-roll answers the file again */
+    sv->cont.have_last_phrase = 1;
+    if (hear_file(sv, &f, base) < 0 || start_at(sv, now, 0, base + end) < 0) {
+        snprintf(reply, len, "error the generator is busy: %.3000s not played", path);
+        goto done;
+    }
+    snprintf(reply, len, "ok heard %zu messages of %.3000s (%.2f s); continuation %" PRIu32, n, path, end,
+             sv->cont.id);
+    rc = 0;
+done:
+    smf_free(&f);
+    return rc;
+}

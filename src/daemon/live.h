@@ -1,0 +1,77 @@
+/* live.h: the continuation as the service plays it: when it starts and ends on the music's time line, where its notes fall, which are left out. */
+#ifndef CONTINUO_DAEMON_LIVE_H
+#define CONTINUO_DAEMON_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/midi_port.h"
+
+struct service;
+
+/* The continuation playing, on the loop's side (the generator samples it:
+ * play/continuation.h).  Its events come with times from its first note;
+ * here they become deadlines on CLOCK_MONOTONIC: from `start`, moved toward
+ * the grid (quantize), onto a DAW's beat (anchor), cut at `end` (bars),
+ * thinned while the player plays (duet). */
+typedef struct live_cont {
+    uint32_t next_id, id;           /* id: the one playing; 0: none */
+    int      gen_done;              /* the generator sent its end */
+    int      duet;                  /* it is a duet (mode = duet): endless, not interrupted */
+    uint64_t duet_rng;              /* duet_density's draws (xorshift64) */
+    uint64_t duet_thinned;          /* the model's note-ons left out while the player played */
+    int64_t  start;                 /* ns: time zero of its events */
+    int64_t  end;                   /* ns: bar line it ends on (response_bars); INT64_MAX: none */
+    int64_t  grid_origin;           /* ns: a beat line, for quantize; grid_ns 0: off */
+    double   grid_ns;               /* quantize grid step */
+    int64_t  anchor_pos;            /* song position of the clock tick the first note
+                                       waits for (response_start = beat|bar); -1: none */
+    int64_t  anchor_until;          /* ns: past this it goes on without the tick */
+    uint64_t anchored, anchor_missed;   /* continuations started on their tick, or not */
+    int64_t  shift_ns[128];         /* quantize: how far each pitch's sounding note moved */
+    int64_t  last_off[128];         /* due time of each pitch's last note-off */
+    double   last_t;                /* time of its latest event so far, s */
+    int64_t  phrase_end_ns;         /* when the phrase it answers ended */
+    double   phrase_end_t;          /* the same in session seconds (a re-roll answers it again) */
+    int      have_last_phrase;      /* a phrase was answered (re-roll possible) */
+    int      first_note_pending;    /* its first note-on is still to go out (latency) */
+    uint64_t n_received;            /* its events from the generator */
+    uint64_t late_starts;           /* continuations whose first event came late: they
+                                       started when it came (free time line) */
+} live_cont;
+
+/* The continuation is still going: being generated, queued or sounding. */
+int  service_responding(const struct service *sv);
+/* A continuation starts (the phrase ended at NOW, or REROLL: the last
+ * phrase is answered again), timed by the config and the transport. */
+void live_start(struct service *sv, int64_t now, int reroll);
+/* Drops what is queued of it and ends its notes. */
+void live_stop(struct service *sv, int64_t now);
+/* The generator's events into the scheduler (its wake fd was readable). */
+void live_receive(struct service *sv);
+/* A MIDI clock tick read at NOW, while a continuation waits for its beat. */
+void live_on_tick(struct service *sv, int64_t now);
+/* With sync = clock the model answers only while the transport runs. */
+int  live_may_answer(const struct service *sv);
+/* mode = duet, and (with sync = clock) the transport runs. */
+int  live_duet_on(const struct service *sv);
+/* The generator's head start, ms (lookahead_ms, or auto). */
+int  live_lookahead_ms(const struct service *sv);
+/* The scheduler may play up to live_hold's answer (NOW, or just before
+ * the start while the first note waits for its beat's tick, which is
+ * given up past anchor_until); live_hold_wake moves a wake-up at or past
+ * the start to anchor_until while it waits. */
+int64_t live_hold(struct service *sv, int64_t now);
+int64_t live_hold_wake(const struct service *sv, int64_t wake);
+/* What is due by NOW on the music's side: an anchor given up, a duet to go
+ * on or to stop, a phrase end to answer.  Returns 1 when it acted, else 0
+ * with the earliest time it will have work in *WAKE (INT64_MAX: none). */
+int  live_due(struct service *sv, int64_t now, int64_t *wake);
+/* `ctl play FILE`: the MIDI file's notes are heard as the player's phrase,
+ * at their own times (from the next whole second of the session on), and
+ * answered at once.  Returns 0 with the ok reply, or -1 with the error. */
+int  live_play_file(struct service *sv, const char *path, char *reply, size_t len);
+/* Panic: stops the continuation and ends every sounding note at once. */
+void service_panic(struct service *sv, int64_t now);
+
+#endif

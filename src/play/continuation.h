@@ -1,0 +1,110 @@
+/* continuation.h: one continuation of the Music Transformer, the same for `continue` (offline) and `serve` (live). */
+#ifndef CONTINUO_PLAY_CONTINUATION_H
+#define CONTINUO_PLAY_CONTINUATION_H
+
+#include <stdint.h>
+
+#include "codec/vocab.h"
+#include "midi/smf.h"
+#include "model/model.h"
+#include "model/sampler.h"
+#include "play/context.h"
+#include "play/play_options.h"
+
+/* What a continuation hands out, from its first note on. */
+typedef enum cont_event_kind {
+    CONT_NOTE_OFF = 0,
+    CONT_NOTE_ON  = 1,
+    CONT_TIME     = 2,  /* a duet only: the model let time pass (no note), so the
+                           caller can keep it from running ahead of the music */
+} cont_event_kind;
+
+typedef struct cont_event {
+    double  time;       /* seconds from the continuation's first note; never decreases */
+    uint8_t kind;       /* cont_event_kind */
+    uint8_t pitch;
+    uint8_t velocity;   /* 1..127 for a note-on */
+} cont_event;
+
+/* Notes a continuation leaves sounding ring this long past its last event. */
+#define CONT_TAIL_S 0.5
+
+/* One continuation: how it is played, how long it may be, and whether the
+ * player plays along. */
+typedef struct cont_spec {
+    play_settings play;
+    uint64_t seed;
+    double   seconds;       /* it ends at its first event later than this */
+    int      max_events;    /* or at its event number max_events + 1 */
+    int      duet;          /* the player's events join it (continuation_hear_until)
+                               instead of ending it; next reports CONT_TIME too; no
+                               pace or key nudges */
+} cont_spec;
+
+/* The model's side of the music: the context (the player's and the
+ * model's events as one token stream, play/context.h), the KV cache, the
+ * sampler, and the rules of what may come next.  Owned by one thread.
+ *
+ * The rules, for every continuation: it starts with a note (no leading
+ * silence, and no VELOCITY first when one is in force: the first note
+ * sounds one model step sooner), it never ends by itself (no EOS: its
+ * length is asked for), never more than max_held of its own notes sound
+ * at once (the player's, in a duet, do not count), a note of its own
+ * held past max_note_ms is ended there, the pace and key nudges of
+ * codec/follow.h apply (not in a duet), and it ends past spec.seconds or
+ * spec.max_events. */
+typedef struct continuation {
+    const vocab *v;
+    model_state  st;
+    sampler      smp;
+    int          have_smp;
+    context      ctx;
+    cont_spec    spec;
+    int          prefill;       /* the ids heard wait in the context and enter the
+                                   model in one prefill at begin (offline) */
+    int          pending;       /* a note event handed out before it was decoded (so it
+                                   sounds one model step sooner); fed next call; -1: none */
+    int          hearing;       /* the ids entering the context are the player's */
+    uint8_t      model_on[128]; /* pitches the continuation started and did not end */
+    double       onset[128];    /* their onsets, continuation time */
+    double       cut_at[128];   /* >= 0: a note of the model's that ends at this time
+                                   (continuation time) without the model's NOTE_OFF: the
+                                   length cap, or (duet) the player struck its pitch */
+    int          n_cut;
+    int          n_out;         /* events handed out */
+    uint16_t    *sampled;       /* the ids sampled (logged at debug level at the end) */
+    int          n_sampled, cap_sampled;
+} continuation;
+
+/* A context of at most N_CTX ids over model M (its KV cache, THREADS
+ * threads, MEMORY), empty.  PREFILL: see continuation.prefill.  Returns 0,
+ * or -1 (logged). */
+int  continuation_init(continuation *c, model *m, const vocab *v, int n_ctx, int threads, model_memory memory,
+                       int prefill);
+void continuation_free(continuation *c);
+
+/* The player's channel message (note on/off, the sustain pedal; others are
+ * ignored) at time MSG->time, in time order.  In window memory a context
+ * within an eighth of full slides now, while the player plays, so that a
+ * continuation's first context/8 events are slide-free.  Returns 0 or -1. */
+int  continuation_hear(continuation *c, const smf_event *msg);
+/* No message of the player earlier than T will come (context_hear_until). */
+int  continuation_hear_until(continuation *c, double t);
+
+/* A continuation starts at time AT (the phrase end, or the primer's),
+ * after everything heard.  Returns 0 or -1 (logged). */
+int  continuation_begin(continuation *c, double at, const cont_spec *s);
+/* Its next event: 1, or 0 at its end (a length limit), or -1 (logged). */
+int  continuation_next(continuation *c, cont_event *out);
+/* It stops (its end, or the player came back): the notes it left sounding
+ * end in the context too; the ids sampled are logged at debug level. */
+void continuation_end(continuation *c);
+/* Back to the last continuation's start (a re-roll): the context's ids
+ * before it are prefilled again. */
+void continuation_rewind(continuation *c);
+
+/* Seconds of the context's time line at the continuation's first note (its
+ * time 0), valid once it has one. */
+double continuation_origin(const continuation *c);
+
+#endif
