@@ -1,5 +1,6 @@
-/* pianoroll.c: piano rolls of primer and continuation: SVG text, or PNG from our own rasterizer. */
+/* pianoroll.c: piano rolls of primer and continuation: SVG text, or PNG (libpng) from our own rasterizer. */
 #include <math.h>
+#include <png.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,95 +145,51 @@ static void draw_number(canvas *c, double cx, double top, int value, int scale)
     }
 }
 
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
+/* libpng's error callback: logs once, naming the file, and jumps back to write_png. */
+static void on_png_error(png_structp png, png_const_charp msg)
 {
-    static uint32_t table[256];
-    if (!table[1])
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t v = i;
-            for (int k = 0; k < 8; k++)
-                v = v & 1 ? 0xEDB88320u ^ (v >> 1) : v >> 1;
-            table[i] = v;
-        }
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++)
-        crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
-    return ~crc;
+    log_error("cannot write %s: %s", (const char *)png_get_error_ptr(png), msg);
+    png_longjmp(png, 1);
 }
 
-static void put_be32(uint8_t *p, uint32_t v)
+/* Its warnings are not fatal: logged, and the picture is still written. */
+static void on_png_warning(png_structp png, png_const_charp msg)
 {
-    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+    log_warn("%s: libpng: %s", (const char *)png_get_error_ptr(png), msg);
 }
 
-static void write_chunk(FILE *fp, const char type[4], const uint8_t *data, size_t n)
+/* The picture as a PNG (8-bit RGB, zlib compressed) on FP, the open file
+ * PATH.  libpng reports a failure by longjmp; on_png_error has logged it. */
+static int write_png(FILE *fp, const char *path, const canvas *c)
 {
-    uint8_t b[4];
-    put_be32(b, (uint32_t)n);
-    fwrite(b, 1, 4, fp);
-    fwrite(type, 1, 4, fp);
-    if (n)
-        fwrite(data, 1, n, fp);
-    uint32_t crc = crc32_update(crc32_update(0, (const uint8_t *)type, 4), data, n);
-    put_be32(b, crc);
-    fwrite(b, 1, 4, fp);
-}
-
-/* The picture as a PNG: 8-bit RGB, filter 0 on every row, and a zlib
- * stream of stored (uncompressed) deflate blocks, so no zlib is needed. */
-static int write_png(FILE *fp, const canvas *c)
-{
-    size_t row = (size_t)c->w * 3 + 1, raw_n = row * (size_t)c->h;
-    size_t n_blocks = (raw_n + 65534) / 65535;
-    size_t z_n = 2 + raw_n + n_blocks * 5 + 4;
-    uint8_t *z = malloc(z_n), *raw = malloc(raw_n);
-    if (!z || !raw) {
-        free(z);
-        free(raw);
-        log_error("cannot draw the piano roll: out of memory");
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, (png_voidp)path, on_png_error, on_png_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!info) {
+        png_destroy_write_struct(&png, NULL);
+        log_error("cannot write %s: out of memory", path);
         return -1;
     }
-    for (int y = 0; y < c->h; y++) {
-        raw[(size_t)y * row] = 0;
-        memcpy(raw + (size_t)y * row + 1, c->px + (size_t)y * (size_t)c->w * 3, (size_t)c->w * 3);
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        return -1;
     }
-    size_t o = 0;
-    z[o++] = 0x78, z[o++] = 0x01;
-    uint32_t s1 = 1, s2 = 0;
-    for (size_t done = 0; done < raw_n;) {
-        size_t len = raw_n - done > 65535 ? 65535 : raw_n - done;
-        z[o++] = done + len == raw_n;                       /* BFINAL, BTYPE 00 */
-        z[o++] = (uint8_t)len, z[o++] = (uint8_t)(len >> 8);
-        z[o++] = (uint8_t)~len, z[o++] = (uint8_t)(~len >> 8);
-        memcpy(z + o, raw + done, len);
-        for (size_t i = 0; i < len; i++) {
-            s1 = (s1 + raw[done + i]) % 65521;
-            s2 = (s2 + s1) % 65521;
-        }
-        o += len;
-        done += len;
-    }
-    put_be32(z + o, s2 << 16 | s1);
-    o += 4;
-    uint8_t ihdr[13];
-    put_be32(ihdr, (uint32_t)c->w);
-    put_be32(ihdr + 4, (uint32_t)c->h);
-    ihdr[8] = 8, ihdr[9] = 2, ihdr[10] = 0, ihdr[11] = 0, ihdr[12] = 0;
-    fwrite("\x89PNG\r\n\x1a\n", 1, 8, fp);
-    write_chunk(fp, "IHDR", ihdr, sizeof ihdr);
-    write_chunk(fp, "IDAT", z, o);
-    write_chunk(fp, "IEND", NULL, 0);
-    free(z);
-    free(raw);
+    png_init_io(png, fp);
+    png_set_IHDR(png, info, (png_uint_32)c->w, (png_uint_32)c->h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    for (int y = 0; y < c->h; y++)
+        png_write_row(png, c->px + (size_t)y * (size_t)c->w * 3);
+    png_write_end(png, info);
+    png_destroy_write_struct(&png, &info);
     return 0;
 }
 
-static int draw_png(FILE *fp, const roll_layout *L, const note_list *lists[2])
+static int draw_png(FILE *fp, const char *path, const roll_layout *L, const note_list *lists[2])
 {
     canvas c = { (int)L->W, (int)L->H, NULL };
     c.px = malloc((size_t)c.w * (size_t)c.h * 3);
     if (!c.px) {
-        log_error("cannot draw the piano roll: out of memory");
+        log_error("cannot draw %s: out of memory", path);
         return -1;
     }
     memset(c.px, 0xFF, (size_t)c.w * (size_t)c.h * 3);
@@ -258,7 +215,7 @@ static int draw_png(FILE *fp, const roll_layout *L, const note_list *lists[2])
     double xs = L->ml + (L->t_split - L->t0) * L->sx;
     for (double y = L->mt; y < bottom; y += 7)                  /* dashed: the primer's end */
         fill_rect(&c, xs, y, xs + 1, y + 4 < bottom ? y + 4 : bottom, black, 1);
-    int rc = write_png(fp, &c);
+    int rc = write_png(fp, path, &c);
     free(c.px);
     return rc;
 }
@@ -279,7 +236,7 @@ int pianoroll_write(const char *path, const note_list *primer, const note_list *
     roll_layout_init(&L, lists, t_split);
     if (atomic_file_open(&af, path) != 0)
         return -1;
-    int rc = cli_has_suffix(path, ".png") ? draw_png(af.fp, &L, lists) : write_svg(af.fp, &L, lists);
+    int rc = cli_has_suffix(path, ".png") ? draw_png(af.fp, path, &L, lists) : write_svg(af.fp, &L, lists);
     if (rc != 0) {
         atomic_file_abort(&af);
         return -1;
