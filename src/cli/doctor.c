@@ -137,7 +137,8 @@ static void add_port(const midi_port_info *info, void *user)
     p->n++;
 }
 
-static void check_midi(doctor *d, const config *c)
+/* The ALSA sequencer device: FAIL when the config's input or output uses it, else WARN. */
+static void check_sequencer(doctor *d, const config *c)
 {
     int need_seq = uses(c->input, "alsa") || uses(c->output, "alsa");
     struct stat st;
@@ -150,7 +151,11 @@ static void check_midi(doctor *d, const config *c)
                "and output=fluidsynth or raw:PATH",
                "no ALSA sequencer (/dev/snd/seq: %s)%s", strerror(errno),
                need_seq ? "; the config uses it (input or output = alsa)" : "");
+}
 
+/* The ports every backend lists, with stderr silenced while they are asked. */
+static void check_ports(doctor *d)
+{
     port_names names = { "", 0 };
     fflush(stdout);
     int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
@@ -168,46 +173,63 @@ static void check_midi(doctor *d, const config *c)
     else
         report(d, WARN, "midi ports", "plug in a MIDI keyboard (and check `aconnect -l`), or start the DAW "
                "that should talk to continuo", "none seen by any backend (alsa, portmidi)");
+}
 
-    /* The inputs and outputs serve would open, opened and closed again. */
+/* SPEC "fifo:PATH": serve creates the FIFO, so it is enough that PATH
+ * exists or that its folder can be written in. */
+static void check_fifo(doctor *d, const char *what, const char *spec)
+{
+    char dir[CONFIG_STR_MAX];
+    snprintf(dir, sizeof dir, "%s", spec + 5);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    const char *dd = slash ? (dir[0] ? dir : "/") : ".";
+    if (access(spec + 5, F_OK) == 0 || access(dd, W_OK | X_OK) == 0)
+        report(d, OK, what, NULL, "%s", spec);
+    else
+        report(d, FAIL, what, "create the folder, or choose another path", "%s: folder %s: %s",
+               spec, dd, strerror(errno));
+}
+
+/* One entry S of input (OUT 0) or output (OUT 1), opened and closed again as serve would open it. */
+static void check_endpoint(doctor *d, const config *c, const char *s, int out)
+{
+    const char *what = out ? "midi output" : "midi input";
+    if (!*s || strcmp(s, "none") == 0 || strcmp(s, "fluidsynth") == 0)
+        return;
+    if (strncmp(s, "fifo:", 5) == 0) {
+        check_fifo(d, what, s);
+        return;
+    }
+    if (strncmp(s, "alsa", 4) == 0 && (s[4] == ':' || !s[4]) && access("/dev/snd/seq", F_OK) != 0)
+        return;     /* check_sequencer said so */
+    char spec[2 * CONFIG_STR_MAX + 8];
+    if (strcmp(s, "alsa") == 0 && !out && c->input_connect[0])
+        snprintf(spec, sizeof spec, "alsa:%s", c->input_connect);   /* as serve opens it */
+    else
+        snprintf(spec, sizeof spec, "%s", s);
+    midi_port *p = midi_port_open(spec, out ? MIDI_OUT : MIDI_IN);
+    if (p)
+        report(d, OK, what, NULL, "%s opens", s);
+    else
+        report(d, FAIL, what, out ? "another output (see `continuo serve --list-ports`), or output=fluidsynth"
+               : "another input (see `continuo serve --list-ports`)", "%s does not open (see above)", s);
+    midi_port_close(p);
+}
+
+static void check_midi(doctor *d, const config *c)
+{
+    check_sequencer(d, c);
+    check_ports(d);
     const char *lists[2] = { c->input, c->output };
-    for (int k = 0; k < 2; k++) {
+    for (int out = 0; out < 2; out++) {
         char list[CONFIG_STR_MAX], *save = NULL;
-        snprintf(list, sizeof list, "%s", lists[k]);
+        snprintf(list, sizeof list, "%s", lists[out]);
         for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
             while (*s == ' ')
                 s++;
-            if (!*s || strcmp(s, "none") == 0 || strcmp(s, "fluidsynth") == 0)
-                continue;
-            const char *what = k ? "midi output" : "midi input";
-            if (strncmp(s, "fifo:", 5) == 0) {     /* serve creates it */
-                char dir[CONFIG_STR_MAX];
-                snprintf(dir, sizeof dir, "%s", s + 5);
-                char *slash = strrchr(dir, '/');
-                if (slash)
-                    *slash = '\0';
-                const char *dd = slash ? (dir[0] ? dir : "/") : ".";
-                if (access(s + 5, F_OK) == 0 || access(dd, W_OK | X_OK) == 0)
-                    report(d, OK, what, NULL, "%s", s);
-                else
-                    report(d, FAIL, what, "create the folder, or choose another path", "%s: folder %s: %s",
-                           s, dd, strerror(errno));
-                continue;
-            }
-            if (strncmp(s, "alsa", 4) == 0 && (s[4] == ':' || !s[4]) && access("/dev/snd/seq", F_OK) != 0)
-                continue;   /* said above */
-            char spec[2 * CONFIG_STR_MAX + 8];
-            if (strcmp(s, "alsa") == 0 && !k && c->input_connect[0])
-                snprintf(spec, sizeof spec, "alsa:%s", c->input_connect);   /* as serve opens it */
-            else
-                snprintf(spec, sizeof spec, "%s", s);
-            midi_port *p = midi_port_open(spec, k ? MIDI_OUT : MIDI_IN);
-            if (p)
-                report(d, OK, what, NULL, "%s opens", s);
-            else
-                report(d, FAIL, what, k ? "another output (see `continuo serve --list-ports`), or output=fluidsynth"
-                       : "another input (see `continuo serve --list-ports`)", "%s does not open (see above)", s);
-            midi_port_close(p);
+            check_endpoint(d, c, s, out);
         }
     }
 }
@@ -269,21 +291,15 @@ static int probe_driver(const char *driver, const char *device, char *why, size_
     return -1;
 }
 
-static void check_sound(doctor *d, const config *c)
+/* The soundfont: loaded when output uses FluidSynth, else only looked at.
+ * FATAL is the level of a failure, SKIP a note for lines that do not matter. */
+static void check_soundfont(doctor *d, const config *c, int need, int fatal, const char *skip)
 {
-    int need = uses(c->output, "fluidsynth");
-    int fatal = need && c->on_missing_soundfont == MISSING_SF_ERROR ? FAIL : WARN;
-    const char *skip = need ? "" : " (not used: output has no fluidsynth)";
-    char drivers[512], drv[32], why[512], opened[512] = "", failed[2048] = "";
     struct stat st;
-
-    if (!need)
-        fatal = INFO;
     errno = 0;
-    synth_fluid *sf = NULL;
     if (stat(c->soundfont, &st) == 0 && S_ISREG(st.st_mode) && need) {
         synth_fluid_opts so = { .soundfont = c->soundfont, .gain = c->gain };
-        sf = synth_fluid_open(&so);
+        synth_fluid *sf = synth_fluid_open(&so);
         if (sf)
             report(d, OK, "soundfont", NULL, "%s (%.0f MB) loads", c->soundfont, st.st_size / 1e6);
         else
@@ -297,7 +313,75 @@ static void check_sound(doctor *d, const config *c)
         report(d, fatal, "soundfont", "apt-get install fluid-soundfont-gm, or soundfont = PATH of a .sf2 "
                "file; or on_missing_soundfont=midi-only to go on without sound",
                "%s: %s%s", c->soundfont, errno ? strerror(errno) : "not a regular file", skip);
+}
 
+/* What probing FluidSynth's audio drivers found. */
+typedef struct driver_probe {
+    char opened[512];       /* the drivers that open, ", " between */
+    char failed[2048];      /* "driver (cause)" of those that do not, "; " between */
+    int configured;         /* audio_driver: 1 opens, 0 does not, -1 not among them */
+} driver_probe;
+
+/* Probes each of DRIVERS (comma-separated), the configured one, DRV, with
+ * the config's audio_device.  "file" is not probed: it always opens. */
+static void probe_drivers(driver_probe *pr, const config *c, const char *drivers, const char *drv)
+{
+    char list[512], why[512], *save = NULL;
+    pr->opened[0] = pr->failed[0] = '\0';
+    pr->configured = -1;
+    snprintf(list, sizeof list, "%s", drivers);
+    for (char *s = strtok_r(list, ", ", &save); s; s = strtok_r(NULL, ", ", &save)) {
+        int mine = strcmp(s, drv) == 0, opens = 1;
+        if (strcmp(s, "file") != 0) {
+            opens = probe_driver(s, mine ? c->audio_device : NULL, why, sizeof why) == 0;
+            size_t k = strlen(opens ? pr->opened : pr->failed);
+            if (opens)
+                snprintf(pr->opened + k, sizeof pr->opened - k, "%s%s", k ? ", " : "", s);
+            else
+                snprintf(pr->failed + k, sizeof pr->failed - k, "%s%s (%s)", k ? "; " : "", s, why);
+        }
+        if (mine)
+            pr->configured = opens;
+    }
+}
+
+/* The probe's lines: all drivers, those that open, those that do not, and the configured one. */
+static void report_drivers(doctor *d, const config *c, const char *drivers, const char *drv,
+                           const driver_probe *pr, int fatal, const char *skip)
+{
+    report(d, INFO, "audio", NULL, "FluidSynth's drivers: %s", drivers);
+    if (pr->opened[0])
+        report(d, OK, "audio", NULL, "open here: %s, file", pr->opened);
+    if (pr->failed[0])
+        report(d, pr->opened[0] ? INFO : WARN, "audio", pr->opened[0] ? NULL
+               : "a sound card or sound server is needed to hear continuo here: start PipeWire/PulseAudio "
+                 "or JACK, or check `aplay -l`; or output=alsa to play through a DAW or another synth",
+               "do not open: %s", pr->failed);
+    char fix[1024];
+    snprintf(fix, sizeof fix, "audio_driver = %s%s, output=alsa to play through a DAW or another synth "
+             "(continuo:out), or on_missing_soundfont=midi-only to go on without sound",
+             pr->opened[0] ? "one that opens: " : "another driver once one opens", pr->opened);
+    if (pr->configured == 1)
+        report(d, OK, "audio", NULL, "audio_driver = %s%s%s opens%s", drv, c->audio_device[0] ? ", device " : "",
+               c->audio_device, skip);
+    else if (pr->configured == 0)
+        report(d, fatal, "audio", fix, "audio_driver = %s (device %s) does not open%s", drv,
+               c->audio_device[0] ? c->audio_device : "default", skip);
+    else
+        report(d, fatal, "audio", fix, "audio_driver = %s: this FluidSynth has no such driver%s", drv, skip);
+}
+
+/* The soundfont and the audio drivers: failures are FAIL or WARN (by
+ * on_missing_soundfont) when output uses FluidSynth, else only notes. */
+static void check_sound(doctor *d, const config *c)
+{
+    int need = uses(c->output, "fluidsynth");
+    int fatal = !need ? INFO : c->on_missing_soundfont == MISSING_SF_ERROR ? FAIL : WARN;
+    const char *skip = need ? "" : " (not used: output has no fluidsynth)";
+    char drivers[512], drv[32];
+    driver_probe pr;
+
+    check_soundfont(d, c, need, fatal, skip);
     synth_fluid_drivers(drivers, sizeof drivers);
     if (!drivers[0]) {
         report(d, fatal, "audio", "install a build with FluidSynth (libfluidsynth-dev) and rebuild; "
@@ -305,48 +389,8 @@ static void check_sound(doctor *d, const config *c)
         return;
     }
     config_enum_name(config_find("audio_driver"), c->audio_driver, drv, sizeof drv);
-    int configured_opens = -1;
-    char list[512], *save = NULL;
-    snprintf(list, sizeof list, "%s", drivers);
-    for (char *s = strtok_r(list, ", ", &save); s; s = strtok_r(NULL, ", ", &save)) {
-        int mine = strcmp(s, drv) == 0;
-        if (strcmp(s, "file") == 0) {
-            if (mine)
-                configured_opens = 1;
-            continue;   /* always there: it writes audio_file */
-        }
-        const char *dev = mine ? c->audio_device : NULL;
-        if (probe_driver(s, dev, why, sizeof why) == 0) {
-            size_t k = strlen(opened);
-            snprintf(opened + k, sizeof opened - k, "%s%s", k ? ", " : "", s);
-        } else {
-            size_t k = strlen(failed);
-            snprintf(failed + k, sizeof failed - k, "%s%s (%s)", k ? "; " : "", s, why);
-        }
-        if (mine)
-            configured_opens = strstr(opened, s) != NULL;
-    }
-    report(d, INFO, "audio", NULL, "FluidSynth's drivers: %s", drivers);
-    if (opened[0])
-        report(d, OK, "audio", NULL, "open here: %s, file", opened);
-    if (failed[0])
-        report(d, opened[0] ? INFO : WARN, "audio", opened[0] ? NULL
-               : "a sound card or sound server is needed to hear continuo here: start PipeWire/PulseAudio "
-                 "or JACK, or check `aplay -l`; or output=alsa to play through a DAW or another synth",
-               "do not open: %s", failed);
-    char fix[1024];
-    snprintf(fix, sizeof fix, "audio_driver = %s%s, output=alsa to play through a DAW or another synth "
-             "(continuo:out), or on_missing_soundfont=midi-only to go on without sound",
-             opened[0] ? "one that opens: " : "another driver once one opens",
-             opened[0] ? opened : "");
-    if (configured_opens == 1)
-        report(d, OK, "audio", NULL, "audio_driver = %s%s%s opens%s", drv, c->audio_device[0] ? ", device " : "",
-               c->audio_device, skip);
-    else if (configured_opens == 0)
-        report(d, fatal, "audio", fix, "audio_driver = %s (device %s) does not open%s", drv,
-               c->audio_device[0] ? c->audio_device : "default", skip);
-    else
-        report(d, fatal, "audio", fix, "audio_driver = %s: this FluidSynth has no such driver%s", drv, skip);
+    probe_drivers(&pr, c, drivers, drv);
+    report_drivers(d, c, drivers, drv, &pr, fatal, skip);
 }
 
 /* ---- the model and its speed ---- */
