@@ -13,6 +13,32 @@
 #include "util/fileio.h"
 #include "util/log.h"
 
+/* Room for one word of the text form, its NUL included. */
+#define WORD_ROOM 64
+
+/* The word at TEXT[*I] into WORD (room for WORD_ROOM), *I past it; returns
+ * its length, at most WORD_ROOM - 1 (a longer word is cut there).  A word
+ * runs to the next separator, but "NOTE_ON( 60 )" is one. */
+static size_t read_word(const char *text, size_t len, size_t *i, char *word)
+{
+    size_t w = 0;
+    int depth = 0;
+    while (*i < len && (depth > 0 || !(isspace((unsigned char)text[*i]) || text[*i] == ','
+                                        || text[*i] == '#'))) {
+        if (text[*i] == '(')
+            depth++;
+        else if (text[*i] == ')')
+            depth--;
+        else if (text[*i] == '\n')
+            break;
+        if (w + 1 < WORD_ROOM)
+            word[w++] = text[*i];
+        (*i)++;
+    }
+    word[w] = '\0';
+    return w;
+}
+
 /* Ids from the text form; IDS is a new array. */
 static int parse_text(const char *path, const char *text, size_t len, const vocab *v,
                       uint16_t **ids, size_t *n)
@@ -38,23 +64,8 @@ static int parse_text(const char *path, const char *text, size_t len, const voca
             i++;
             continue;
         }
-        /* A word runs to the next separator, but "NOTE_ON( 60 )" is one. */
-        char word[64];
-        size_t w = 0;
-        int depth = 0;
-        while (i < len && (depth > 0 || !(isspace((unsigned char)text[i]) || text[i] == ','
-                                           || text[i] == '#'))) {
-            if (text[i] == '(')
-                depth++;
-            else if (text[i] == ')')
-                depth--;
-            else if (text[i] == '\n')
-                break;
-            if (w + 1 < sizeof word)
-                word[w++] = text[i];
-            i++;
-        }
-        word[w] = '\0';
+        char word[WORD_ROOM];
+        size_t w = read_word(text, len, &i, word);
         int id = w + 1 < sizeof word ? vocab_parse(v, word) : -1;
         if (id < 0) {
             log_error("%s:%d: '%s' is not an event of %s (numbers 0..%d, or names like "
