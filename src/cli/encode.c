@@ -118,6 +118,39 @@ static int read_list(const char *path, input_list *l)
     return rc;
 }
 
+/* Cuts LINE in place at its tabs into FIELD (room for 64); returns how many. */
+static int split_fields(char *line, char **field)
+{
+    int nf = 0;
+    for (char *f = line; nf < 64;) {
+        field[nf++] = f;
+        char *tab = strchr(f, '\t');
+        if (!tab)
+            break;
+        *tab = '\0';
+        f = tab + 1;
+    }
+    return nf;
+}
+
+/* The header row: where the 'split' and 'file' columns are; -1 (logged)
+ * when it lacks one. */
+static int find_columns(const char *path, int lineno, char **field, int nf, int *col_split,
+                        int *col_file)
+{
+    for (int i = 0; i < nf; i++) {
+        if (strcmp(field[i], "split") == 0)
+            *col_split = i;
+        else if (strcmp(field[i], "file") == 0)
+            *col_file = i;
+    }
+    if (*col_split < 0 || *col_file < 0) {
+        log_error("%s:%d: the header names no 'split' and 'file' columns", path, lineno);
+        return -1;
+    }
+    return 0;
+}
+
 /* Rows of an ASAP-style split file: a header naming the columns (split and
  * file are needed), then tab-separated rows. */
 static int read_split(const char *path, const char *split, const char *root, input_list *l)
@@ -131,29 +164,12 @@ static int read_split(const char *path, const char *split, const char *root, inp
     cur = text;
     while (rc == 0 && (line = next_line(&cur)) != NULL) {
         char *field[64];
-        int nf = 0;
         lineno++;
         if (!*line)
             continue;
-        for (char *f = line; nf < 64;) {
-            field[nf++] = f;
-            char *tab = strchr(f, '\t');
-            if (!tab)
-                break;
-            *tab = '\0';
-            f = tab + 1;
-        }
+        int nf = split_fields(line, field);
         if (col_file < 0) {                     /* the header */
-            for (int i = 0; i < nf; i++) {
-                if (strcmp(field[i], "split") == 0)
-                    col_split = i;
-                else if (strcmp(field[i], "file") == 0)
-                    col_file = i;
-            }
-            if (col_split < 0 || col_file < 0) {
-                log_error("%s:%d: the header names no 'split' and 'file' columns", path, lineno);
-                rc = -1;
-            }
+            rc = find_columns(path, lineno, field, nf, &col_split, &col_file);
             continue;
         }
         if (nf <= col_split || nf <= col_file) {
