@@ -336,7 +336,8 @@ void control_dispatch(control_server *cs, const struct pollfd *fds, int n,
     }
 }
 
-int control_request(const char *path, const char *line, char *reply, size_t len, int timeout_ms)
+/* A socket connected to the service at PATH, or -1 (logged). */
+static int connect_service(const char *path)
 {
     struct sockaddr_un sa;
     if (make_addr(&sa, path) < 0) {
@@ -351,12 +352,17 @@ int control_request(const char *path, const char *line, char *reply, size_t len,
             close(fd);
         return -1;
     }
+    return fd;
+}
+
+/* Sends LINE and a newline on FD, all of it; -1 when it cannot (logged,
+ * unless out of memory). */
+static int send_line(int fd, const char *path, const char *line)
+{
     size_t n = strlen(line);
     char *msg = malloc(n + 2);
-    if (!msg) {
-        close(fd);
+    if (!msg)
         return -1;
-    }
     memcpy(msg, line, n);
     msg[n] = '\n';
     size_t off = 0;
@@ -365,32 +371,53 @@ int control_request(const char *path, const char *line, char *reply, size_t len,
         if (w < 0) {
             log_error("cannot send to continuo at %s: %s", path, strerror(errno));
             free(msg);
-            close(fd);
             return -1;
         }
         off += (size_t)w;
     }
     free(msg);
-    size_t got = 0;
+    return 0;
+}
+
+/* Reads the answer on FD into REPLY (LEN bytes, one kept for a NUL) until a
+ * newline, the end of the stream or a full buffer; *GOT is how many bytes
+ * came.  -1 (logged) when TIMEOUT_MS passes first. */
+static int await_reply(int fd, const char *path, char *reply, size_t len, int timeout_ms,
+                       size_t *got)
+{
+    size_t n = 0;
     double deadline = clock_now_seconds() + timeout_ms / 1000.0;
     set_nonblock(fd);
-    while (got + 1 < len) {
+    while (n + 1 < len) {
         struct pollfd p = { fd, POLLIN, 0 };
         int left = (int)((deadline - clock_now_seconds()) * 1000.0 + 0.999);
         if (left <= 0 || poll(&p, 1, left) <= 0) {
             log_error("no answer from continuo at %s within %d ms", path, timeout_ms);
-            close(fd);
             return -1;
         }
-        ssize_t r = recv(fd, reply + got, len - 1 - got, 0);
+        ssize_t r = recv(fd, reply + n, len - 1 - n, 0);
         if (r <= 0) {
             if (r < 0 && (errno == EAGAIN || errno == EINTR))
                 continue;
             break;
         }
-        got += (size_t)r;
-        if (memchr(reply, '\n', got))
+        n += (size_t)r;
+        if (memchr(reply, '\n', n))
             break;
+    }
+    *got = n;
+    return 0;
+}
+
+int control_request(const char *path, const char *line, char *reply, size_t len, int timeout_ms)
+{
+    int fd = connect_service(path);
+    if (fd < 0)
+        return -1;
+    size_t got;
+    if (send_line(fd, path, line) < 0 || await_reply(fd, path, reply, len, timeout_ms, &got) < 0) {
+        close(fd);
+        return -1;
     }
     close(fd);
     reply[got] = '\0';
