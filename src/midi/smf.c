@@ -384,12 +384,10 @@ static int read_track(reader *r, size_t start, size_t end, int track)
     return 0;
 }
 
-/* The MThd chunk: sets format, division and *N_TRACKS; *POS after it. */
-static int read_header(reader *r, size_t *pos, unsigned *n_tracks)
+/* The file starts with "MThd" (an empty file or other bytes: not MIDI). */
+static int check_magic(const reader *r)
 {
-    smf *f = r->out;
     const uint8_t *d = r->data;
-
     if (r->len == 0) {
         fail(r, 0, "not a MIDI file (the file is empty)");
         return -1;
@@ -401,6 +399,44 @@ static int read_header(reader *r, size_t *pos, unsigned *n_tracks)
         fail(r, 0, "not a MIDI file (starts with %s, expected \"MThd\")", got);
         return -1;
     }
+    return 0;
+}
+
+/* The header's DIVISION: ticks per quarter note, or SMPTE frames and ticks. */
+static int read_division(reader *r, uint16_t division)
+{
+    smf *f = r->out;
+    if (division & 0x8000) {
+        int fps = -(int)(int8_t)(division >> 8);
+        int tpf = division & 0xFF;
+        if (fps != 24 && fps != 25 && fps != 29 && fps != 30) {
+            fail(r, 12, "bad SMPTE frame rate %d (expected 24, 25, 29 or 30)", fps);
+            return -1;
+        }
+        if (tpf == 0) {
+            fail(r, 13, "SMPTE division with 0 ticks per frame");
+            return -1;
+        }
+        f->smpte_fps = fps;
+        f->smpte_ticks_per_frame = tpf;
+    } else {
+        if (division == 0) {
+            fail(r, 12, "division of 0 ticks per quarter note");
+            return -1;
+        }
+        f->division = division;
+    }
+    return 0;
+}
+
+/* The MThd chunk: sets format, division and *N_TRACKS; *POS after it. */
+static int read_header(reader *r, size_t *pos, unsigned *n_tracks)
+{
+    smf *f = r->out;
+    const uint8_t *d = r->data;
+
+    if (check_magic(r) != 0)
+        return -1;
     if (r->len < 14) {
         fail(r, r->len, "truncated header: the file has %zu bytes, a MIDI header needs 14", r->len);
         return -1;
@@ -426,26 +462,8 @@ static int read_header(reader *r, size_t *pos, unsigned *n_tracks)
         return -1;
     }
     f->format = (int)format;
-    if (division & 0x8000) {
-        int fps = -(int)(int8_t)(division >> 8);
-        int tpf = division & 0xFF;
-        if (fps != 24 && fps != 25 && fps != 29 && fps != 30) {
-            fail(r, 12, "bad SMPTE frame rate %d (expected 24, 25, 29 or 30)", fps);
-            return -1;
-        }
-        if (tpf == 0) {
-            fail(r, 13, "SMPTE division with 0 ticks per frame");
-            return -1;
-        }
-        f->smpte_fps = fps;
-        f->smpte_ticks_per_frame = tpf;
-    } else {
-        if (division == 0) {
-            fail(r, 12, "division of 0 ticks per quarter note");
-            return -1;
-        }
-        f->division = division;
-    }
+    if (read_division(r, division) != 0)
+        return -1;
     if (format == 0 && *n_tracks != 1)
         warn(r, 10, "format 0 file declares %u tracks (expected 1)", *n_tracks);
     *pos = 8 + (size_t)hlen;
