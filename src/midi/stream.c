@@ -72,6 +72,36 @@ static void end_pending(midi_stream *s)
     s->need = 0;
 }
 
+/* A status byte 0xF0..0xF7 (the pending message already ended): SysEx
+ * begins or ends, or a system common message starts; all of them cancel
+ * running status.  WAS_SYSEX: a SysEx was in progress. */
+static int system_status(midi_stream *s, uint8_t byte, int was_sysex, midi_msg *out)
+{
+    if (byte == 0xF0) {
+        s->in_sysex = 1;
+        s->running = 0;
+        return 0;
+    }
+    if (byte == 0xF7) {                 /* EOX: ends a SysEx, else stray */
+        if (!was_sysex)
+            s->stats.junk++;
+        s->running = 0;
+        return 0;
+    }
+    int len = midi_status_length(byte);
+    s->running = 0;                     /* system common cancels running status */
+    if (len == 0) {                     /* 0xF4, 0xF5 */
+        s->stats.junk++;
+        return 0;
+    }
+    s->status = byte;
+    s->need = (uint8_t)(len - 1);
+    s->have = 0;
+    if (s->need == 0)
+        return deliver(s, out);         /* tune request */
+    return 0;
+}
+
 int midi_stream_feed(midi_stream *s, uint8_t byte, midi_msg *out)
 {
     if (byte >= 0xF8) {                 /* real-time: never disturbs the rest */
@@ -89,32 +119,12 @@ int midi_stream_feed(midi_stream *s, uint8_t byte, midi_msg *out)
     if (byte >= 0x80) {                 /* status */
         int was_sysex = s->in_sysex;
         end_pending(s);
-        if (byte == 0xF0) {
-            s->in_sysex = 1;
-            s->running = 0;
-            return 0;
-        }
-        if (byte == 0xF7) {             /* EOX: ends a SysEx, else stray */
-            if (!was_sysex)
-                s->stats.junk++;
-            s->running = 0;
-            return 0;
-        }
-        int len = midi_status_length(byte);
-        if (byte >= 0xF0) {
-            s->running = 0;             /* system common cancels running status */
-            if (len == 0) {             /* 0xF4, 0xF5 */
-                s->stats.junk++;
-                return 0;
-            }
-        } else {
-            s->running = byte;
-        }
+        if (byte >= 0xF0)
+            return system_status(s, byte, was_sysex, out);
+        s->running = byte;
         s->status = byte;
-        s->need = (uint8_t)(len - 1);
+        s->need = (uint8_t)(midi_status_length(byte) - 1);  /* 1 or 2: never empty */
         s->have = 0;
-        if (s->need == 0)
-            return deliver(s, out);     /* tune request */
         return 0;
     }
     /* data byte */
