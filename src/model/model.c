@@ -107,15 +107,10 @@ static size_t mat_bytes(const matrix *m)
     return (size_t)m->rows * (size_t)m->cols * (m->type == GGML_TYPE_F16 ? 2 : 4);
 }
 
-static int load_config(model *m)
+/* The transformer's hyperparameters (continuo.*), checked for range. */
+static int load_hparams(model *m)
 {
     const gguf_file *f = &m->file;
-    const char *arch = get_str(f, "general.architecture");
-    if (!arch || strcmp(arch, ARCH) != 0) {
-        log_error("%s: general.architecture is %s%s%s, expected \"" ARCH "\"" REGEN, f->path,
-                  arch ? "\"" : "", arch ? arch : "missing", arch ? "\"" : "");
-        return -1;
-    }
     model_config *c = &m->cfg;
     if (get_uint(f, "continuo.n_layers", 256, &c->n_layers) || get_uint(f, "continuo.d_model", 16384, &c->d_model)
         || get_uint(f, "continuo.n_heads", 1024, &c->n_heads) || get_uint(f, "continuo.d_ff", 65536, &c->d_ff)
@@ -134,7 +129,14 @@ static int load_config(model *m)
     const gguf_kv *eps = gguf_find_kv(f, "continuo.layer_norm_eps");
     if (eps && (eps->type == GGUF_TYPE_FLOAT32 || eps->type == GGUF_TYPE_FLOAT64) && eps->f > 0 && eps->f < 1)
         c->ln_eps = (float)eps->f;
+    return 0;
+}
 
+/* The vocabulary the model was trained on (continuo.vocab.*); its size must
+ * match the hyperparameters'. */
+static int load_vocab_layout(model *m)
+{
+    const gguf_file *f = &m->file;
     model_vocab *v = &m->vocab;
     const char *vname = get_str(f, "continuo.vocab.name");
     if (!vname) {
@@ -154,11 +156,18 @@ static int load_config(model *m)
         || get_uint(f, "continuo.vocab.time_shift_base", 65536, &v->time_shift_base)
         || get_uint(f, "continuo.vocab.velocity_base", 65536, &v->velocity_base))
         return -1;
-    if (v->size != c->vocab_size) {
+    if (v->size != m->cfg.vocab_size) {
         log_error("%s: continuo.vocab.size %d differs from continuo.vocab_size %d" REGEN, f->path,
-                  v->size, c->vocab_size);
+                  v->size, m->cfg.vocab_size);
         return -1;
     }
+    return 0;
+}
+
+/* Where the weights came from (continuo.provenance.*); every key optional. */
+static void load_provenance(model *m)
+{
+    const gguf_file *f = &m->file;
     model_provenance *p = &m->prov;
     p->data = get_str(f, "continuo.provenance.data");
     p->date = get_str(f, "continuo.provenance.date");
@@ -167,6 +176,20 @@ static int load_config(model *m)
     p->steps = kv && kv->type != GGUF_TYPE_STRING && kv->type != GGUF_TYPE_ARRAY ? (long long)kv->i : -1;
     kv = gguf_find_kv(f, "continuo.provenance.valid_nll");
     p->valid_nll = kv && kv->type != GGUF_TYPE_STRING && kv->type != GGUF_TYPE_ARRAY ? kv->f : NAN;
+}
+
+static int load_config(model *m)
+{
+    const gguf_file *f = &m->file;
+    const char *arch = get_str(f, "general.architecture");
+    if (!arch || strcmp(arch, ARCH) != 0) {
+        log_error("%s: general.architecture is %s%s%s, expected \"" ARCH "\"" REGEN, f->path,
+                  arch ? "\"" : "", arch ? arch : "missing", arch ? "\"" : "");
+        return -1;
+    }
+    if (load_hparams(m) < 0 || load_vocab_layout(m) < 0)
+        return -1;
+    load_provenance(m);
     m->name = get_str(f, "general.name");
     if (!m->name)
         m->name = "";
