@@ -132,13 +132,11 @@ static void sort_candidates(sampler_candidate *a, int n)
     }
 }
 
-int sampler_sample(sampler *s, const float *logits)
+/* Softmax at the temperature over the ids that may come next (BEST is the
+ * largest logit among them): fills probs, and order with each candidate's
+ * id and probability; returns how many candidates. */
+static int weigh_candidates(sampler *s, const float *logits, int best)
 {
-    int best = argmax(s, logits, 1);
-    if (best < 0)
-        return argmax(s, logits, 0);
-    if (s->temperature <= 0)
-        return best;
     float inv_t = 1.0f / s->temperature, mx = logits[best];
     int n = 0;
     double sum = 0;
@@ -153,7 +151,13 @@ int sampler_sample(sampler *s, const float *logits)
     }
     for (int k = 0; k < n; k++)
         s->order[k].p = (float)(s->probs[s->order[k].id] / sum);
-    /* candidates, most likely first, when a filter needs the order */
+    return n;
+}
+
+/* How many of the N candidates top-k, min-p and top-p keep; sorts them,
+ * most likely first, when a filter needs the order. */
+static int filter_candidates(sampler *s, int n)
+{
     int top_k = s->set.top_k;
     if (top_k > 0 || s->min_p > 0 || s->top_p < 1)
         sort_candidates(s->order, n);
@@ -177,6 +181,18 @@ int sampler_sample(sampler *s, const float *logits)
         }
         keep = k;
     }
+    return keep;
+}
+
+int sampler_sample(sampler *s, const float *logits)
+{
+    int best = argmax(s, logits, 1);
+    if (best < 0)
+        return argmax(s, logits, 0);
+    if (s->temperature <= 0)
+        return best;
+    int n = weigh_candidates(s, logits, best);
+    int keep = filter_candidates(s, n);
     /* protected candidates the filters cut come back, in order (what they
      * overwrite was cut) */
     int w = keep;
