@@ -69,8 +69,10 @@ static int apply_option(service *sv, const option_def *o, char *why, size_t len)
     char reason[512], value[CONFIG_STR_MAX];
     if (o->apply(sv, reason, sizeof reason) == 0)
         return 0;
-    snprintf(why, len, "%s = %.*s: %s", o->name, (int)(len / 2),
-             config_format(&sv->cfg, o, value, sizeof value), reason);
+    /* a long value is cut to half of WHY, the reason after it */
+    if (snprintf(why, len, "%s = %.*s: %s", o->name, (int)(len / 2),
+                 config_format(&sv->cfg, o, value, sizeof value), reason) >= (int)len)
+        why[len - 1] = '\0';
     return -1;
 }
 
