@@ -282,7 +282,11 @@ static int next_event(continuation *c, cont_event *out)
         if (t != EVENT_TIME_SHIFT || c->ctx.first_step < 0)
             continue;
         find_capped(c);
-        if (c->spec.duet && c->n_cut == 0) {
+        if (c->n_cut > 0)
+            continue;               /* the capped notes' note-offs first */
+        if (now_s(c) > c->spec.seconds)
+            return 0;               /* silent past its length */
+        if (c->spec.duet) {
             *out = (cont_event){ now_s(c), CONT_TIME, 0, 0 };
             return 1;
         }

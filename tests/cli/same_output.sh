@@ -61,8 +61,10 @@ for p in $primers; do
     i=$((i + 1))
     c="\"\$C\" continue '$p' -o c.mid --model '$model'"
     one "continue $i default" "$c --seed 1 --seconds 8"
+    # the note cap in seconds before the play table (play_options.h), in ms since
+    cap="\$(\"\$C\" continue --help | grep -q max-note-ms && echo --max-note-ms 2000 || echo --max-note-seconds 2)"
     one "continue $i sampling" "$c --seed 42 --seconds 6 --temperature 0.8 --top-k 20 --top-p 0.9 --min-p 0.05 \
---max-held 8 --max-note-seconds 2"
+--max-held 8 $cap"
     one "continue $i filter" "$c --seed 7 --seconds 6 --top-k 5 --filter-time-shifts --threads 1"
     one "continue $i window" "$c --seed 9 --seconds 10 --memory window --plot roll.svg"
     one "continue $i greedy" "$c --seed 3 --seconds 4 --temperature 0 --plot roll.png"
