@@ -248,9 +248,9 @@ def main():
         for name, sets in SETTINGS:
             for p in paths:
                 k += 1
-                results.append((name, p, k, serve_run(d, p, k, sets), [x for key, value in sets.items()
-                                                                        for x in (names[key], value)]))
-        for name, p, k, (ids, served), opts in results:
+                opts = [x for key, value in sets.items() for x in (names[key], value)]
+                results.append((name, sets, p, k, serve_run(d, p, k, sets), opts))
+        for name, sets, p, k, (ids, served), opts in results:
             out = os.path.join(d, "c%d.mid" % k)
             cont_ids, cont_notes = continue_run(p, out, SEED + k, opts)
             same = ids == cont_ids
