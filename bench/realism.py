@@ -7,12 +7,16 @@ into a primer (the first --primer-seconds, 10 s) and the real continuation
 model for --seconds, and both continuations are measured the same way, side by
 side.  One line per piece, then the mean over pieces; --plot draws the two
 piano rolls of a few pieces one above the other; --sweep runs every
-combination of sampling settings and prints one line each, to choose defaults.
+combination of `continue`'s settings (sampling and musical knobs) and prints
+one line each against the pianist, then each setting's absolute means, to
+choose defaults and to see what a knob does.
 
     bench/realism.py --model M.gguf --split-file ../shared/data/asap/split.tsv --split valid
     bench/realism.py --model M.gguf --split-file ... --split valid --plot roll.png --json out.json
     bench/realism.py --model M.gguf --split-file ... --split valid \\
         --sweep temperature=0.9,1.0 top_p=0.9,0.95,1.0
+    bench/realism.py --model M.gguf --split-file ... --scale-key "C major" \\
+        --sweep "key=C major,auto" key_lock=no,yes density=0.5,1,2
     bench/realism.py --model M.gguf --midi my/*.mid          (each file a piece)
 
 Both continuations are measured in the model's own terms: the performance goes
@@ -44,12 +48,32 @@ cut), each note's end clipped to the window's end:
               notes `continue` cut at its cap (--note-cap); for the
               pianist, the notes the cap would have cut
   full        share of the window with --max-held notes or more sounding
-              (16, `continue`'s default): where the model's held-note cap
+              (24, `continue`'s default): where the model's held-note cap
               keeps it from starting another note
+  pitch       mean MIDI pitch of the notes
+  in_key      share of the notes whose pitch class is in the scale of
+              --scale-key ('C major', 'F# dorian', 'Bb harmonic minor': the
+              seven church modes, ionian = major, aeolian = minor, and
+              harmonic minor); without it not measured (NaN, not printed)
+  motif       share of the window's 4-note interval patterns found in the
+              primer: the notes sorted by onset then pitch, each 4 in a row
+              give a triple of pitch intervals; the share of the window's
+              triples (counted with repeats) that are among the primer's
+              (NaN when either has fewer than 4 notes)
+  ts_entropy  entropy in bits of the inter-onset intervals (onsets sorted),
+              each rounded to whole 10 ms steps and capped at 100 (1 s); a
+              chord's notes give 0-step intervals (NaN under 2 notes)
 
 Ratios are model / real, per piece, then averaged over the pieces where the
-real value is not 0.  Exit status: 0, 1 on an error (named with its file),
-2 on bad usage.
+real value is not 0.  in_key, motif and ts_entropy are meant to be compared
+between settings (a knob's effect) more than with the pianist: a sweep prints
+every measure's absolute mean per setting (and the JSON's runs[].means).
+
+`continue`'s options (the CONTINUE_OPTIONS table: the sampling settings and
+the musical knobs --density, --register, --pitch-low/-high, --velocity, --key,
+--key-lock, --rhythm-/--pitch-temperature, --motif) pass through as given or
+in --sweep KEY=V1,V2 (key_lock=no,yes: yes passes the flag, no omits it).
+Exit status: 0, 1 on an error (named with its file), 2 on bad usage.
 """
 
 import argparse
@@ -88,16 +112,56 @@ PLAY = play_defaults()
 CONTINUE_NOTE_CAP_S = PLAY["max_note_ms"] / 1000.0
 CONTINUE_MAX_HELD = int(PLAY["max_held"])
 
-# Sampling options passed through to `continuo continue`: key -> (flag, type).
-SAMPLING = {
-    "temperature": ("--temperature", float),
-    "top_p": ("--top-p", float),
-    "min_p": ("--min-p", float),
-    "top_k": ("--top-k", int),
-    "max_held": ("--max-held", int),
-    "pace": ("--pace", float),
-    "key_pull": ("--key-pull", float),
+def velocity_value(text):
+    """--velocity: 'auto' or a MIDI velocity (its range is continue's to check)."""
+    return "auto" if text == "auto" else int(text)
+
+
+def key_value(text):
+    """--key: auto, off or a key such as 'C major' (one argument; continue checks the name)."""
+    if not text.strip():
+        raise ValueError("empty key")
+    return text
+
+
+# The options passed through to `continuo continue`, one row each:
+# key -> (flag, parse, help); parse None: a flag without a value (True passes it, False omits it).
+# Ranges are continue's to check (its message names the option); the help says its default.
+CONTINUE_OPTIONS = {
+    "temperature": ("--temperature", float, f"its default: {PLAY['temperature']:g}"),
+    "top_p": ("--top-p", float, f"its default: {PLAY['top_p']:g}; 1: off"),
+    "min_p": ("--min-p", float, f"its default: {PLAY['min_p']:g}; 0: off"),
+    "top_k": ("--top-k", int, f"its default: {PLAY['top_k']:g}; 0: off"),
+    "max_held": ("--max-held", int, f"its default: {CONTINUE_MAX_HELD}"),
+    "pace": ("--pace", float, f"its default: {PLAY['pace']:g}; 0: off"),
+    "key_pull": ("--key-pull", float, f"its default: {PLAY['key_pull']:g}; 0: off"),
+    "density": ("--density", float, "notes per second times X, 0.25..4; its default: 1"),
+    "register": ("--register", int, "shift in semitones, -24..24; its default: 0"),
+    "pitch_low": ("--pitch-low", int, "lowest MIDI pitch; its default: 0"),
+    "pitch_high": ("--pitch-high", int, "highest MIDI pitch; its default: 127"),
+    "velocity": ("--velocity", velocity_value, "auto or 1..127; its default: auto"),
+    "key": ("--key", key_value, "auto, off or a key ('C major', 'D dorian'); its default: auto"),
+    "key_lock": ("--key-lock", None, "a flag; in --sweep: key_lock=no,yes"),
+    "rhythm_temperature": ("--rhythm-temperature", float, "its default: 1"),
+    "pitch_temperature": ("--pitch-temperature", float, "its default: 1"),
+    "motif": ("--motif", float, "0..1; its default: 0"),
 }
+
+
+def option_args(key, value):
+    """The arguments of `continue` that set KEY to VALUE."""
+    flag, parse, _ = CONTINUE_OPTIONS[key]
+    if parse is None:
+        return [flag] if value else []
+    return [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+
+
+def value_text(v):
+    """A setting's value as printed: 0.9, -12, auto, C major, yes/no for a flag."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
 
 # (key, label, format) of every measure, in the order printed.
 MEASURES = [
@@ -113,6 +177,10 @@ MEASURES = [
     ("len75", "len75", "{:.3f}"),
     ("capped", "capped", "{:.3f}"),
     ("full", "full", "{:.3f}"),
+    ("pitch", "pitch", "{:.1f}"),
+    ("in_key", "in_key", "{:.3f}"),
+    ("motif", "motif", "{:.3f}"),
+    ("ts_entropy", "ts_entropy", "{:.2f}"),
 ]
 
 
@@ -213,8 +281,9 @@ def write_notes(path, notes):
 
 # ---------------------------------------------------------------- measures
 
-def measure(notes, start, seconds, primer, note_cap, max_held):
-    """The measures (module docstring) of the notes starting in [START, START+SECONDS)."""
+def measure(notes, start, seconds, primer, note_cap, max_held, scale=None):
+    """The measures (module docstring) of the notes starting in [START, START+SECONDS); SCALE:
+    the pitch classes in_key counts (None: in_key is NaN)."""
     end = start + seconds
     w = notes.select((notes.onset >= start - 1e-9) & (notes.onset < end - 1e-9))
     n = len(w)
@@ -240,6 +309,10 @@ def measure(notes, start, seconds, primer, note_cap, max_held):
     early = w.onset < end - note_cap - 1e-9
     full_len = w.release - w.onset
     out["capped"] = float(np.mean(full_len[early] >= note_cap - 0.0015)) if early.any() else math.nan
+    out["pitch"] = float(w.pitch.mean()) if n else math.nan
+    out["in_key"] = in_key_share(w.pitch, scale)
+    out["motif"] = motif_share(w, primer)
+    out["ts_entropy"] = onset_entropy(w.onset)
     return out
 
 
@@ -252,6 +325,74 @@ def pc_profile(pitch, weight):
 
 def pc_overlap(a, b):
     return float(np.minimum(a, b).sum())
+
+
+def in_key_share(pitch, scale):
+    """Share of the note-ons whose pitch class is in SCALE (NaN without a scale or a note)."""
+    if scale is None or len(pitch) == 0:
+        return math.nan
+    return float(np.isin(np.asarray(pitch) % 12, sorted(scale)).mean())
+
+
+def interval_patterns(notes):
+    """The pitch-interval triples of each 4 consecutive notes, sorted by onset then pitch."""
+    p = notes.pitch[np.lexsort((notes.pitch, notes.onset))]
+    d = np.diff(p)
+    return [tuple(int(x) for x in d[i:i + 3]) for i in range(len(d) - 2)]
+
+
+def motif_share(window, primer):
+    """Share of the window's 4-note interval patterns that also occur in the primer (NaN when
+    either has fewer than 4 notes)."""
+    pats, known = interval_patterns(window), set(interval_patterns(primer))
+    if not pats or not known:
+        return math.nan
+    return sum(t in known for t in pats) / len(pats)
+
+
+def onset_entropy(onset, step=0.01, cap=100):
+    """Entropy in bits of the inter-onset intervals (sorted onsets), each in whole STEPs (10 ms,
+    rounded) capped at CAP steps; a chord's notes give 0-step intervals.  NaN under 2 notes."""
+    o = np.sort(np.asarray(onset, dtype=float))
+    if len(o) < 2:
+        return math.nan
+    steps = np.minimum(np.floor(np.diff(o) / step + 0.5), cap).astype(np.int64)
+    p = np.bincount(steps) / len(steps)
+    p = p[p > 0]
+    return float((p * np.log2(1 / p)).sum())
+
+
+# ---------------------------------------------------------------- scales
+
+TONICS = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
+MAJOR = (0, 2, 4, 5, 7, 9, 11)
+# The church modes as rotations of the major scale (the degree each starts on), and their aliases.
+MODES = {name: k for k, name in enumerate(("ionian", "dorian", "phrygian", "lydian", "mixolydian",
+                                            "aeolian", "locrian"))}
+MODES.update(major=0, minor=5)
+HARMONIC_MINOR = (0, 2, 3, 5, 7, 8, 11)
+
+
+def parse_scale(text):
+    """'C major', 'F# dorian', 'Bb harmonic minor' -> the frozenset of its pitch classes (0 = C).
+    Tonic: a letter A..G with any # or b; mode: a church mode (ionian = major, aeolian = minor) or
+    harmonic minor.  Raises ValueError naming what is wrong."""
+    words = text.split()
+    if len(words) < 2:
+        raise ValueError(f"'{text}': a scale is a tonic and a mode ('C major', 'A harmonic minor')")
+    tonic, mode = words[0], " ".join(words[1:]).lower()
+    letter, acc = tonic[:1].upper(), tonic[1:]
+    if letter not in TONICS or acc.strip("#b"):
+        raise ValueError(f"'{text}': the tonic '{tonic}' is not a letter A..G with # or b")
+    root = TONICS[letter] + acc.count("#") - acc.count("b")
+    if mode in ("harmonic minor", "harmonic-minor", "harmonic_minor"):
+        steps = HARMONIC_MINOR
+    elif mode in MODES:
+        k = MODES[mode]
+        steps = [(x - MAJOR[k]) % 12 for x in MAJOR]
+    else:
+        raise ValueError(f"'{text}': unknown mode '{mode}' (one of {', '.join(MODES)}, harmonic minor)")
+    return frozenset((root + x) % 12 for x in steps)
 
 
 # ---------------------------------------------------------------- the split
@@ -347,7 +488,8 @@ def prepare_piece(piece, a, work):
     piece.primer_end = float(piece.primer.release.max())
     piece.primer_path = os.path.join(work, f"piece{piece.index:03d}.primer.mid")
     write_notes(piece.primer_path, piece.primer)
-    piece.real = measure(piece.notes, a.primer_seconds, a.seconds, piece.primer, a.note_cap, a.max_held_eff)
+    piece.real = measure(piece.notes, a.primer_seconds, a.seconds, piece.primer, a.note_cap, a.max_held_eff,
+                         a.scale)
 
 
 def piece_seed(a, piece, sample):
@@ -375,7 +517,7 @@ def continue_once(piece, a, settings, tag, seed, work):
     args = ["continue", piece.primer_path, "-o", out, "--model", a.model, "--seconds", f"{a.seconds:g}",
             "--seed", str(seed), "--threads", str(a.threads), "--max-note-ms", f"{round(a.note_cap * 1000)}"]
     for k, v in settings.items():
-        args += [SAMPLING[k][0], f"{v:g}" if isinstance(v, float) else str(v)]
+        args += option_args(k, v)
     args += a.continue_args_list
     stdout = run_continuo(a.continuo, args, f"{piece.midi} (primer {piece.primer_path})")
     m = re.search(r"from ([0-9.]+) s", stdout)
@@ -384,7 +526,7 @@ def continue_once(piece, a, settings, tag, seed, work):
                          f"the primer ends at {piece.primer_end:.3f} s")
     cont = read_notes(out, "continuation")
     res = measure(cont, piece.primer_end, a.seconds, piece.primer, a.note_cap,
-                  settings.get("max_held", a.max_held_eff))
+                  settings.get("max_held", a.max_held_eff), a.scale)
     return res, cont
 
 
@@ -396,9 +538,14 @@ def fmt(key, x):
     return dict((k, f) for k, _, f in MEASURES)[key].format(x)
 
 
-def piece_line(piece, model):
+def shown_measures(a):
+    """The measures printed: in_key only with a --scale-key."""
+    return [m for m in MEASURES if m[0] != "in_key" or a.scale is not None]
+
+
+def piece_line(piece, model, shown):
     cols = [f"{piece.index + 1:>2} {piece.title[:28]:<28}"]
-    for key, label, _ in MEASURES:
+    for key, label, _ in shown:
         cols.append(f"{label} {fmt(key, model[key])}/{fmt(key, piece.real[key])}")
     return "  ".join(cols)
 
@@ -423,9 +570,18 @@ def summarize(pieces, models):
     return out
 
 
-def print_summary(summ, n):
+def absolute_means(figures):
+    """Per measure, the mean over the pieces where it is defined (NaN where it never is)."""
+    out = {}
+    for key, _, _ in MEASURES:
+        v = np.array([f[key] for f in figures], dtype=float)
+        out[key] = float(np.mean(v[np.isfinite(v)])) if np.isfinite(v).any() else math.nan
+    return out
+
+
+def print_summary(summ, n, shown):
     print(f"\nmean over {n} pieces      real      model   model/real (pieces)  ratio of means   model-real")
-    for key, label, _ in MEASURES:
+    for key, label, _ in shown:
         s = summ[key]
         ratio = "-" if math.isnan(s["ratio"]) else f"{s['ratio']:.3f}"
         rom = "-" if math.isnan(s["ratio_of_means"]) else f"{s['ratio_of_means']:.3f}"
@@ -483,26 +639,56 @@ def plot(path, pieces, conts, a):
 
 
 def settings_text(s):
-    return " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in s.items()) \
-        or "continue's defaults"
+    return " ".join(f"{k}={value_text(v)}" for k, v in s.items()) or "continue's defaults"
 
 
 # ---------------------------------------------------------------- main
 
+def flag_value(text):
+    """A flag's value in --sweep: yes passes it, no omits it."""
+    if text not in ("yes", "no"):
+        raise ValueError(text)
+    return text == "yes"
+
+
+# What each parse function takes, for the messages.
+VALUE_WHAT = {float: "number", int: "whole number", velocity_value: "velocity (auto or 1..127)",
+              key_value: "key", flag_value: "yes/no"}
+
+
+def arg_type(parse):
+    """PARSE as an argparse type: its ValueError becomes a message saying what was expected."""
+    def take(text):
+        try:
+            return parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a {VALUE_WHAT[parse]}: '{text}'")
+    return take
+
+
 def parse_sweep(items):
-    """['temperature=0.9,1.0', ...] -> {key: [values]}."""
+    """['temperature=0.9,1.0', 'key=C major,auto', 'key_lock=no,yes', ...] -> {key: [values]}."""
     out = {}
     for it in items:
         k, sep, vals = it.partition("=")
         k = k.replace("-", "_")
-        if not sep or k not in SAMPLING or not vals:
-            raise ValueError(f"--sweep takes KEY=V1,V2,... with KEY one of {', '.join(SAMPLING)} ('{it}')")
-        typ = SAMPLING[k][1]
+        if not sep or k not in CONTINUE_OPTIONS or not vals:
+            raise ValueError(f"--sweep takes KEY=V1,V2,... with KEY one of {', '.join(CONTINUE_OPTIONS)} ('{it}')")
+        parse = CONTINUE_OPTIONS[k][1] or flag_value
+        what = VALUE_WHAT[parse]
         try:
-            out[k] = [typ(v) for v in vals.split(",")]
+            out[k] = [parse(v.strip()) for v in vals.split(",")]
         except ValueError:
-            raise ValueError(f"--sweep {k}: not a list of {typ.__name__} values ('{vals}')")
+            raise ValueError(f"--sweep {k}: not a list of {what} values ('{vals}')")
     return out
+
+
+def scale_arg(text):
+    try:
+        parse_scale(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+    return text
 
 
 def default_continuo():
@@ -527,16 +713,18 @@ def parse_args(argv):
     ap.add_argument("--split", default="valid", help="which split (default valid)")
     ap.add_argument("--continuo", default=default_continuo(),
                     help="the continuo program (default: $CONTINUO, else build/continuo, else on PATH)")
-    ap.add_argument("--temperature", type=float, help=f"passed to continue (its default: {PLAY['temperature']:g})")
-    ap.add_argument("--top-p", type=float, help=f"passed to continue (its default: {PLAY['top_p']:g}; 1: off)")
-    ap.add_argument("--min-p", type=float, help=f"passed to continue (its default: {PLAY['min_p']:g}; 0: off)")
-    ap.add_argument("--top-k", type=int, help=f"passed to continue (its default: {PLAY['top_k']:g}; 0: off)")
-    ap.add_argument("--max-held", type=int, help=f"passed to continue (its default: {CONTINUE_MAX_HELD})")
-    ap.add_argument("--pace", type=float, help=f"passed to continue (its default: {PLAY['pace']:g}; 0: off)")
-    ap.add_argument("--key-pull", type=float, help=f"passed to continue (its default: {PLAY['key_pull']:g}; 0: off)")
+    for flag, parse, text in CONTINUE_OPTIONS.values():
+        if parse is None:
+            ap.add_argument(flag, action="store_const", const=True, help=f"passed to continue ({text})")
+        else:
+            meta = {float: "X", int: "N", velocity_value: "auto|V", key_value: "KEY"}[parse]
+            ap.add_argument(flag, type=arg_type(parse), metavar=meta, help=f"passed to continue ({text})")
     ap.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
-                    help="run every combination (keys: temperature top_p min_p top_k max_held pace key_pull) and print "
+                    help=f"run every combination (keys: {' '.join(CONTINUE_OPTIONS)}; key_lock=no,yes) and print "
                          "one line per combination")
+    ap.add_argument("--scale-key", metavar="'TONIC MODE'", type=scale_arg,
+                    help="the scale in_key counts, e.g. 'C major', 'F# dorian', 'Bb harmonic minor' "
+                         "(default: none, in_key not measured)")
     ap.add_argument("--continue-args", default="", metavar="'ARGS'",
                     help="more options for every continue, as one string: --continue-args='--memory window'")
     ap.add_argument("--primer-seconds", type=float, default=10.0, help="primer length (default 10)")
@@ -564,7 +752,8 @@ def parse_args(argv):
         a.continue_args_list = shlex.split(a.continue_args)
     except ValueError as e:
         ap.error(f"--continue-args: {e}")
-    a.base = {k: getattr(a, k) for k in SAMPLING if getattr(a, k) is not None}
+    a.scale = parse_scale(a.scale_key) if a.scale_key else None
+    a.base = {k: getattr(a, k) for k in CONTINUE_OPTIONS if getattr(a, k) is not None}
     if a.sweep_grid:
         clash = set(a.sweep_grid) & set(a.base)
         if clash:
@@ -619,10 +808,38 @@ def run_all(a, work):
             res = each(lambda p: continue_piece(p, a, settings, tag, work), what)
             models = [r[0] for r in res]
             runs.append({"settings": settings, "models": models, "conts": [r[1] for r in res],
-                         "summary": summarize(pieces, models)})
+                         "summary": summarize(pieces, models), "means": absolute_means(models)})
     finally:
         pool.shutdown(cancel_futures=True)   # on an error, the pieces not started are dropped
     return pieces, runs
+
+
+def print_sweep(a, pieces, runs, shown):
+    """One line per setting against the pianist (ratios, diffs), then one line per setting of the
+    model's absolute means of every measure, under the pianist's: settings compared with each other."""
+    print(f"realism sweep: {a.model}, {source_text(a)}, {len(pieces)} pieces, "
+          f"{a.primer_seconds:g} s primers, {a.seconds:g} s continuations; ratios are model/real, "
+          "diffs model-real" + (f"; in_key of {a.scale_key}" if a.scale else ""))
+    keys = list(a.sweep_grid) + [k for k in a.base if k not in a.sweep_grid]
+    width = {k: max([12, len(k) + 2] + [len(value_text(r["settings"][k])) + 2 for r in runs]) for k in keys}
+
+    def setting_cols(s):
+        return "".join(f"{value_text(s[k]):>{width[k]}}" for k in keys)
+    head = "".join(f"{k:>{width[k]}}" for k in keys)
+    print(f"{head}  notes/s  poly   pc diff  silence diff  vel ratio  len50 ratio  pitch diff  capped  full  bar")
+    for r in runs:
+        summ = r["summary"]
+        print(f"{setting_cols(r['settings'])}  {summ['nps']['ratio']:7.3f} {summ['poly']['ratio']:5.3f}"
+              f" {summ['pc']['diff']:+9.3f} {summ['silence']['diff']:+13.3f} {summ['vel']['ratio']:10.3f}"
+              f" {summ['len50']['ratio']:12.3f} {summ['pitch']['diff']:+11.2f} {summ['capped']['model']:7.3f}"
+              f" {summ['full']['model']:5.3f}  {verdict(summ)}")
+    colw = {key: max(len(label), 6) + 2 for key, label, _ in shown}
+    print("\nmeans over the pieces (absolute), the pianist's first, then the model's per setting")
+    print(head + "".join(f"{label:>{colw[key]}}" for key, label, _ in shown))
+    real = absolute_means([p.real for p in pieces])
+    rows = [(f"{'pianist':>{sum(width.values())}}", real)] + [(setting_cols(r["settings"]), r["means"]) for r in runs]
+    for cols, means in rows:
+        print(cols + "".join(f"{fmt(key, means[key]):>{colw[key]}}" for key, _, _ in shown))
 
 
 def source_text(a):
@@ -630,32 +847,19 @@ def source_text(a):
 
 
 def report(a, pieces, runs):
-    first = runs[0]
+    first, shown = runs[0], shown_measures(a)
     if not a.sweep_grid:
         print(f"realism: {a.model}, {source_text(a)}, {len(pieces)} pieces, "
-              f"{a.primer_seconds:g} s primers, {a.seconds:g} s continuations, {settings_text(a.base)}")
+              f"{a.primer_seconds:g} s primers, {a.seconds:g} s continuations, {settings_text(a.base)}"
+              + (f", in_key of {a.scale_key}" if a.scale else ""))
         print("each figure: model/real")
         for p, m in zip(pieces, first["models"]):
-            print(piece_line(p, m))
-        print_summary(first["summary"], len(pieces))
+            print(piece_line(p, m, shown))
+        print_summary(first["summary"], len(pieces), shown)
         print(f"\nissue 10's bar (notes/s and poly ratios 0.85..1.15, pc >= real - 0.05): "
               f"{verdict(first['summary'])}")
     else:
-        print(f"realism sweep: {a.model}, {source_text(a)}, {len(pieces)} pieces, "
-              f"{a.primer_seconds:g} s primers, {a.seconds:g} s continuations; ratios are model/real, "
-              "diffs model-real")
-        keys = list(a.sweep_grid) + [k for k in a.base if k not in a.sweep_grid]
-        head = "".join(f"{k:>12}" for k in keys)
-        print(f"{head}  notes/s  poly   pc diff  silence diff  vel ratio  len50 ratio  capped  full  bar")
-        for r in runs:
-            s, summ = r["settings"], r["summary"]
-            vals = "".join(f"{s[k]:>12g}" for k in keys)
-            print(f"{vals}  {summ['nps']['ratio']:7.3f} {summ['poly']['ratio']:5.3f} {summ['pc']['diff']:+9.3f}"
-                  f" {summ['silence']['diff']:+13.3f} {summ['vel']['ratio']:10.3f} {summ['len50']['ratio']:12.3f}"
-                  f" {summ['capped']['model']:7.3f} {summ['full']['model']:5.3f}  {verdict(summ)}")
-        fs = first["summary"]
-        print(f"real means: notes/s {fs['nps']['real']:.2f}, poly {fs['poly']['real']:.2f}, "
-              f"pc {fs['pc']['real']:.3f}, silence {fs['silence']['real']:.3f}")
+        print_sweep(a, pieces, runs, shown)
     if a.plot:
         k = min(a.plot_pieces, len(pieces))
         idx = sorted({round(i * (len(pieces) - 1) / max(k - 1, 1)) for i in range(k)})
@@ -667,13 +871,14 @@ def report(a, pieces, runs):
             "continuo": a.continuo,
             "continue_args": a.continue_args_list,
             "primer_seconds": a.primer_seconds, "seconds": a.seconds, "seed": a.seed, "samples": a.samples,
-            "note_cap": a.note_cap,
+            "note_cap": a.note_cap, "scale_key": a.scale_key,
+            "real_means": absolute_means([p.real for p in pieces]),
             "pieces": [{"index": p.index, "composer": p.composer, "title": p.title, "file": p.midi,
                         "seeds": [piece_seed(a, p, j) for j in range(a.samples)],
                         "primer_notes": len(p.primer), "primer_end": p.primer_end,
                         "real": p.real} for p in pieces],
             "runs": [{"settings": r["settings"], "model": r["models"], "summary": r["summary"],
-                      "bar": verdict(r["summary"])} for r in runs],
+                      "means": r["means"], "bar": verdict(r["summary"])} for r in runs],
         }
         text = json.dumps(doc, indent=1, allow_nan=True).replace("NaN", "null")
         try:
