@@ -50,6 +50,8 @@ static void set_defaults(continue_opts *o)
 #define PLAY_CLI_DOUBLE(cli, arg, lo, hi, dst, help) CLI_DOUBLE(cli, 0, arg, lo, hi, dst, help)
 #define PLAY_CLI_INT(cli, arg, lo, hi, dst, help)    CLI_INT(cli, 0, arg, lo, hi, dst, help)
 #define PLAY_CLI_BOOL(cli, arg, lo, hi, dst, help)   CLI_FLAG(cli, 0, dst, help)
+#define PLAY_CLI_VELOCITY(cli, arg, lo, hi, dst, help) CLI_PARSED(cli, 0, arg, &play_type_velocity, dst, help)
+#define PLAY_CLI_KEY(cli, arg, lo, hi, dst, help)    CLI_PARSED(cli, 0, arg, &play_type_key, dst, help)
 #define PLAY_CLI_ROW(key, cli, kind, field, def, lo, hi, arg, apply, help) \
     PLAY_CLI_##kind(cli, arg, lo, hi, &o->play.field, help "\n(default " def "; serve's " key ")"),
 
@@ -104,6 +106,11 @@ static int parse_args(int argc, char **argv, continue_opts *o)
         o->seed = (uint64_t)time(NULL);
     if (o->verbose)
         log_set_level(LOG_LEVEL_DEBUG);
+    char why[256];
+    if (play_check(&o->play, why, sizeof why) < 0) {
+        fprintf(stderr, "continuo continue: %s\n", why);
+        return 2;
+    }
     return CLI_GO_ON;
 }
 

@@ -114,6 +114,14 @@ static int store(const cli_spec *spec, const cli_option *o, const char *spelled,
         }
         *(int *)o->dest = idx;
         return 0;
+    case CLI_KIND_PARSED: {
+        char why[512];
+        if (o->vtype->parse(value, o->dest, why, sizeof why) < 0) {
+            fprintf(stderr, "continuo %s: %s: %s\n", spec->name, spelled, why);
+            return 2;
+        }
+        return 0;
+    }
     case CLI_KIND_LIST: {
         cli_list *l = o->dest;
         if (l->n == l->max) {

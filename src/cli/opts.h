@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/value.h"
+
 /* What an option takes, and the type of its destination. */
 typedef enum cli_kind {
     CLI_KIND_FLAG,      /* int: set to 1; no value */
@@ -16,6 +18,7 @@ typedef enum cli_kind {
     CLI_KIND_ENUM,      /* int: the index of the value in choices ("a|b|c") */
     CLI_KIND_LIST,      /* cli_list: each time the option is given, its value appended */
     CLI_KIND_HELP,      /* no destination: prints the help and ends the parse (exit 0) */
+    CLI_KIND_PARSED,    /* a value_type's (util/value.h): its parse writes dest */
 } cli_kind;
 
 /* The values of a repeatable option (CLI_KIND_LIST): ITEM has room for MAX,
@@ -35,6 +38,7 @@ typedef struct cli_option {
     const char *choices;    /* ENUM: "a|b|c" */
     void       *dest;       /* where the value goes (type: see cli_kind); borrowed */
     const char *help;       /* one or more lines, '\n'-separated */
+    const value_type *vtype; /* PARSED: how its value is read */
 } cli_option;
 
 /* A subcommand's syntax: its usage text, its option table, its operands. */
@@ -57,26 +61,28 @@ typedef struct cli_spec {
  * destination's type against the kind. */
 #define CLI_PTR(type, p) ((void *)(1 ? (p) : (type *)0))
 #define CLI_FLAG(name, letter, dst, help) \
-    { name, letter, CLI_KIND_FLAG, NULL, 0, 0, NULL, CLI_PTR(int, dst), help }
+    { name, letter, CLI_KIND_FLAG, NULL, 0, 0, NULL, CLI_PTR(int, dst), help, NULL }
 #define CLI_INT(name, letter, arg, lo, hi, dst, help) \
-    { name, letter, CLI_KIND_INT, arg, lo, hi, NULL, CLI_PTR(int, dst), help }
+    { name, letter, CLI_KIND_INT, arg, lo, hi, NULL, CLI_PTR(int, dst), help, NULL }
 #define CLI_U64(name, letter, arg, lo, hi, dst, help) \
-    { name, letter, CLI_KIND_U64, arg, lo, hi, NULL, CLI_PTR(uint64_t, dst), help }
+    { name, letter, CLI_KIND_U64, arg, lo, hi, NULL, CLI_PTR(uint64_t, dst), help, NULL }
 #define CLI_DOUBLE(name, letter, arg, lo, hi, dst, help) \
-    { name, letter, CLI_KIND_DOUBLE, arg, lo, hi, NULL, CLI_PTR(double, dst), help }
+    { name, letter, CLI_KIND_DOUBLE, arg, lo, hi, NULL, CLI_PTR(double, dst), help, NULL }
 #define CLI_STRING(name, letter, arg, dst, help) \
-    { name, letter, CLI_KIND_STRING, arg, 0, 0, NULL, CLI_PTR(const char *, dst), help }
+    { name, letter, CLI_KIND_STRING, arg, 0, 0, NULL, CLI_PTR(const char *, dst), help, NULL }
 #define CLI_FILE(name, letter, arg, dst, help) \
-    { name, letter, CLI_KIND_FILE, arg, 0, 0, NULL, CLI_PTR(const char *, dst), help }
+    { name, letter, CLI_KIND_FILE, arg, 0, 0, NULL, CLI_PTR(const char *, dst), help, NULL }
 #define CLI_ENUM(name, letter, arg, choices, dst, help) \
-    { name, letter, CLI_KIND_ENUM, arg, 0, 0, choices, CLI_PTR(int, dst), help }
+    { name, letter, CLI_KIND_ENUM, arg, 0, 0, choices, CLI_PTR(int, dst), help, NULL }
 #define CLI_LIST(name, letter, arg, dst, help) \
-    { name, letter, CLI_KIND_LIST, arg, 0, 0, NULL, CLI_PTR(cli_list, dst), help }
-#define CLI_END { NULL, 0, CLI_KIND_FLAG, NULL, 0, 0, NULL, NULL, NULL }
+    { name, letter, CLI_KIND_LIST, arg, 0, 0, NULL, CLI_PTR(cli_list, dst), help, NULL }
+#define CLI_PARSED(name, letter, arg, vtype, dst, help) \
+    { name, letter, CLI_KIND_PARSED, arg, 0, 0, NULL, dst, help, vtype }
+#define CLI_END { NULL, 0, CLI_KIND_FLAG, NULL, 0, 0, NULL, NULL, NULL, NULL }
 
 /* The options several subcommands share, written once. */
 #define CLI_OPT_HELP \
-    { "help", 'h', CLI_KIND_HELP, NULL, 0, 0, NULL, NULL, "this help" }
+    { "help", 'h', CLI_KIND_HELP, NULL, 0, 0, NULL, NULL, "this help", NULL }
 #define CLI_OPT_MODEL(dst) \
     CLI_STRING("model", 0, "FILE", dst, "model file (default: $CONTINUO_MODEL, the installed default\n" \
                "model, ./models/continuo-default.gguf)")

@@ -28,6 +28,25 @@ static void percentiles(char *buf, size_t len, const char *name, int64_t *v, siz
              name, v[n - 1] / unit);
 }
 
+/* The knobs (play_options.h) after the status line's counters: a key's
+ * name in quotes (it holds a space); density says when the pace rule it
+ * works through is off. */
+static void status_knobs(const play_settings *p, char *reply, size_t len)
+{
+    char vel[16], key[64];
+    size_t used = strlen(reply);
+    if (used >= len)
+        return;
+    play_type_velocity.format(&p->velocity, vel, sizeof vel);
+    play_type_key.format(&p->key, key, sizeof key);
+    snprintf(reply + used, len - used,
+             " density=%g%s register=%d pitch_low=%d pitch_high=%d velocity=%s key=\"%s\" key_lock=%s"
+             " rhythm_temperature=%g pitch_temperature=%g motif=%g",
+             p->density, p->sampling.pace <= 0 && p->density != 1 ? "(off:pace=0)" : "", p->register_shift,
+             p->pitch_low, p->pitch_high, vel, key, p->key_lock ? "yes" : "no", p->rhythm_temperature,
+             p->pitch_temperature, p->motif);
+}
+
 static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t len)
 {
     static int64_t tmp[SCHED_LATE_SAMPLES];
@@ -64,6 +83,7 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
                  sv->transport.running ? "playing" : "stopped", pos / bar_len + 1,
                  pos % bar_len / TRANSPORT_PPQN + 1, sv->cfg.mode == MODE_DUET ? "duet" : "call",
                  sv->cont.anchored, sv->cont.anchor_missed, sv->cont.duet_thinned, sv->cont.late_starts);
+    status_knobs(&sv->cfg.play, reply, len);
 }
 
 static void cmd_panic(service *sv, char *arg, char *rest, char *reply, size_t len)

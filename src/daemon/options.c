@@ -19,7 +19,17 @@
 #define LIVE    apply_value     /* the new value is read where it is used */
 /* A row of play/play_options.h's table (OPT_BOOL's MIN and MAX are unused). */
 #define PLAY_ROW(key, cli, kind, field, def, lo, hi, arg, apply, help) \
-    { key, OPT_##kind, def, lo, hi, NULL, apply_##apply, OFF(play.field), help },
+    { key, PLAY_OPT_##kind, def, lo, hi, NULL, apply_##apply, OFF(play.field), help, PLAY_VTYPE_##kind },
+#define PLAY_OPT_DOUBLE   OPT_DOUBLE
+#define PLAY_OPT_INT      OPT_INT
+#define PLAY_OPT_BOOL     OPT_BOOL
+#define PLAY_OPT_VELOCITY OPT_PARSED
+#define PLAY_OPT_KEY      OPT_PARSED
+#define PLAY_VTYPE_DOUBLE   NULL
+#define PLAY_VTYPE_INT      NULL
+#define PLAY_VTYPE_BOOL     NULL
+#define PLAY_VTYPE_VELOCITY (&play_type_velocity)
+#define PLAY_VTYPE_KEY      (&play_type_key)
 #define CC_HELP(what) "Controller number (0..127) that " what "; -1 turns it off."
 
 /* The one table: add an option here and everything else follows (parser,
@@ -31,7 +41,7 @@ const option_def config_options[] = {
       "Empty: $CONTINUO_MODEL, else the model installed with continuo\n"
       "(continuo-default.gguf).  echo: a model-free engine that answers with\n"
       "the phrase a fifth up (for tests); stall: echo's first note, then it\n"
-      "hangs (tests the watchdog: systemd restarts the service)." },
+      "hangs (tests the watchdog: systemd restarts the service).", NULL },
     { "input", OPT_STRING, "alsa", 0, 0, NULL, RESTART, OFF(input),
       "Where the player's MIDI comes from, comma-separated:\n"
       "  alsa             the ALSA sequencer client continuo: write to it by\n"
@@ -39,10 +49,10 @@ const option_def config_options[] = {
       "  portmidi:NAME    a PortMidi input device by name\n"
       "  raw:PATH         a raw MIDI byte stream: /dev/snd/midiC1D0 or a FIFO\n"
       "  fifo:PATH        the same (the FIFO is created when missing)\n"
-      "  null             nothing (control socket only)" },
+      "  null             nothing (control socket only)", NULL },
     { "input_connect", OPT_STRING, "", 0, 0, NULL, RESTART, OFF(input_connect),
       "ALSA source ports connected to continuo's port \"in\", comma-separated\n"
-      "(client names or client:port); reconnected when they come back." },
+      "(client names or client:port); reconnected when they come back.", NULL },
     { "output", OPT_STRING, "fluidsynth", 0, 0, NULL, RESTART, OFF(output),
       "Where the continuation (and MIDI thru) goes, comma-separated:\n"
       "  fluidsynth       the built-in synthesizer (soundfont, audio_driver)\n"
@@ -51,113 +61,131 @@ const option_def config_options[] = {
       "  portmidi:NAME    a PortMidi output device by name\n"
       "  raw:PATH         raw MIDI bytes to a MIDI device or FIFO\n"
       "  fifo:PATH        raw MIDI bytes to a FIFO, or to a file (created)\n"
-      "  none             no sound (the recording still works)" },
+      "  none             no sound (the recording still works)", NULL },
     { "soundfont", OPT_STRING, "/usr/share/sounds/sf2/default-GM.sf2", 0, 0, NULL, RESTART, OFF(soundfont),
-      "SoundFont for the fluidsynth output (the system General MIDI one)." },
+      "SoundFont for the fluidsynth output (the system General MIDI one).", NULL },
     { "audio_driver", OPT_ENUM, "alsa", 0, 0, AUDIO_DRIVER_CHOICES, RESTART, OFF(audio_driver),
       "Audio driver of the fluidsynth output, one the installed FluidSynth has\n"
       "(`continuo doctor` lists them and which open): alsa, jack (its ports\n"
       "are connected to the system outputs), pulseaudio (also PipeWire's),\n"
-      "pipewire, sdl2, oss, portaudio; file writes audio_file (headless)." },
+      "pipewire, sdl2, oss, portaudio; file writes audio_file (headless).", NULL },
     { "audio_device", OPT_STRING, "", 0, 0, NULL, RESTART, OFF(audio_device),
       "Device of audio_driver (FluidSynth's audio.<driver>.device: hw:1 or\n"
       "plughw:1,0 for alsa, a sink name for pulseaudio, /dev/dsp1 for oss;\n"
-      "the server name for jack); empty: the driver's default." },
+      "the server name for jack); empty: the driver's default.", NULL },
     { "audio_file", OPT_STRING, "continuo.wav", 0, 0, NULL, RESTART, OFF(audio_file),
-      "WAV file written by audio_driver = file." },
+      "WAV file written by audio_driver = file.", NULL },
     { "gain", OPT_DOUBLE, "0.8", 0, 10, NULL, apply_gain, OFF(gain),
       "Loudness of the fluidsynth output (FluidSynth's synth.gain, linear;\n"
       "changes at once: `continuo ctl set gain 0.4`).\n"
       "0.8 puts a continuation of the bundled motif's peaks near -14 dBFS and\n"
       "the loudest piano recording tried (Liszt's Mephisto Waltz) near -3 dBFS,\n"
-      "without clipping; FluidSynth's own default, 0.2, is 12 dB quieter." },
+      "without clipping; FluidSynth's own default, 0.2, is 12 dB quieter.", NULL },
     { "on_missing_soundfont", OPT_ENUM, "error", 0, 0, "error|midi-only", RESTART, OFF(on_missing_soundfont),
       "When the soundfont or audio device cannot be opened: error (refuse to\n"
-      "start) or midi-only (go on with the other outputs)." },
+      "start) or midi-only (go on with the other outputs).", NULL },
     { "recording", OPT_STRING, "", 0, 0, NULL, apply_recording, OFF(recording),
       "Session recording (MIDI file: player and model on separate tracks)\n"
       "written when the service stops; empty: none (`continuo ctl save FILE`\n"
       "still works).  `ctl set` and reload refuse a file in a folder the\n"
-      "service cannot write in." },
+      "service cannot write in.", NULL },
     { "control_socket", OPT_STRING, "", 0, 0, NULL, RESTART, OFF(control_socket),
-      "Control socket; empty: $XDG_RUNTIME_DIR/continuo/ctl." },
+      "Control socket; empty: $XDG_RUNTIME_DIR/continuo/ctl.", NULL },
     { "phrase_silence_ms", OPT_INT, "800", 50, 10000, NULL, LIVE, OFF(phrase_silence_ms),
-      "Silence (nothing held, pedal up) that ends the player's phrase, in ms." },
+      "Silence (nothing held, pedal up) that ends the player's phrase, in ms.", NULL },
     { "held_note_timeout_ms", OPT_INT, "30000", 0, 3600000, NULL, LIVE, OFF(held_note_timeout_ms),
       "A player's key held longer than this, in ms, counts as released (its\n"
       "note-off was lost: a glitch, a cable pulled), so the phrase can end;\n"
-      "logged once per note.  0: never." },
+      "logged once per note.  0: never.", NULL },
     { "response_seconds", OPT_DOUBLE, "8", 0.5, 120, NULL, LIVE, OFF(response_seconds),
-      "Longest continuation, in seconds." },
+      "Longest continuation, in seconds.", NULL },
     { "response_events", OPT_INT, "512", 1, 8192, NULL, LIVE, OFF(response_events),
-      "Longest continuation, in model events (whichever limit comes first)." },
+      "Longest continuation, in model events (whichever limit comes first).", NULL },
     PLAY_OPTIONS(PLAY_ROW)
     { "seed", OPT_INT, "0", 0, 2147483647, NULL, apply_seed, OFF(seed),
-      "Random seed of the sampler; 0 picks one from the clock." },
+      "Random seed of the sampler; 0 picks one from the clock.", NULL },
     { "cc_handover", OPT_INT, "20", -1, 127, NULL, LIVE, OFF(cc_handover),
-      CC_HELP("hands over to the model at once (value >= 64)") },
+      CC_HELP("hands over to the model at once (value >= 64)"), NULL },
     { "cc_temperature", OPT_INT, "21", -1, 127, NULL, LIVE, OFF(cc_temperature),
-      CC_HELP("sets the temperature (0..127 -> 0.1..2.0)") },
+      CC_HELP("sets the temperature (0..127 -> 0.1..2.0)"), NULL },
     { "cc_top_p", OPT_INT, "22", -1, 127, NULL, LIVE, OFF(cc_top_p),
-      CC_HELP("sets top_p (0..127 -> 0.05..1.0)") },
+      CC_HELP("sets top_p (0..127 -> 0.05..1.0)"), NULL },
     { "cc_panic", OPT_INT, "23", -1, 127, NULL, LIVE, OFF(cc_panic),
-      CC_HELP("is panic (value >= 64): all notes off, drop what is queued") },
+      CC_HELP("is panic (value >= 64): all notes off, drop what is queued"), NULL },
     { "cc_reroll", OPT_INT, "24", -1, 127, NULL, LIVE, OFF(cc_reroll),
-      CC_HELP("re-rolls the last response (value >= 64)") },
+      CC_HELP("re-rolls the last response (value >= 64)"), NULL },
     { "cc_length", OPT_INT, "25", -1, 127, NULL, LIVE, OFF(cc_length),
-      CC_HELP("sets response_seconds (0..127 -> 1..30 s)") },
+      CC_HELP("sets response_seconds (0..127 -> 1..30 s)"), NULL },
+    { "cc_density", OPT_INT, "-1", -1, 127, NULL, LIVE, OFF(cc_density),
+      CC_HELP("sets density (0..127 -> 0.25..4, 64 about 1)"), NULL },
+    { "cc_register", OPT_INT, "-1", -1, 127, NULL, LIVE, OFF(cc_register),
+      CC_HELP("sets register (0..127 -> -24..+24 semitones, 64: 0)"), NULL },
+    { "cc_pitch_low", OPT_INT, "-1", -1, 127, NULL, LIVE, OFF(cc_pitch_low),
+      CC_HELP("sets pitch_low (the value is the MIDI number)"), NULL },
+    { "cc_pitch_high", OPT_INT, "-1", -1, 127, NULL, LIVE, OFF(cc_pitch_high),
+      CC_HELP("sets pitch_high (the value is the MIDI number)"), NULL },
+    { "cc_velocity", OPT_INT, "-1", -1, 127, NULL, LIVE, OFF(cc_velocity),
+      CC_HELP("sets velocity (0: auto, 1..127 the velocity)"), NULL },
+    { "cc_key_lock", OPT_INT, "-1", -1, 127, NULL, LIVE, OFF(cc_key_lock),
+      CC_HELP("sets key_lock (value >= 64: yes)"), NULL },
+    { "cc_rhythm_temperature", OPT_INT, "-1", -1, 127, NULL, LIVE, OFF(cc_rhythm_temperature),
+      CC_HELP("sets rhythm_temperature (0..127 -> 0.25..4, 64 about 1)"), NULL },
+    { "cc_pitch_temperature", OPT_INT, "-1", -1, 127, NULL, LIVE, OFF(cc_pitch_temperature),
+      CC_HELP("sets pitch_temperature (0..127 -> 0.25..4, 64 about 1)"), NULL },
+    { "cc_motif", OPT_INT, "-1", -1, 127, NULL, LIVE, OFF(cc_motif),
+      CC_HELP("sets motif (0..127 -> 0..1)"), NULL },
     { "midi_thru", OPT_BOOL, "yes", 0, 0, NULL, LIVE, OFF(midi_thru),
-      "Send the player's notes to the outputs too." },
+      "Send the player's notes to the outputs too.", NULL },
     { "model_channel", OPT_INT, "1", 1, 16, NULL, LIVE, OFF(model_channel),
-      "MIDI channel of the continuation." },
+      "MIDI channel of the continuation.", NULL },
     { "lookahead_ms", OPT_INT, "-1", -1, 500, NULL, LIVE, OFF(lookahead_ms),
       "Time from the phrase end to the start of the continuation's time line,\n"
       "in ms: the generator's head start for the events after the first one.\n"
       "-1 (auto): 10 ms, or 30 times what one event costs the model (measured\n"
       "when it loads) if that is more: a chord's notes are all due at once, and\n"
-      "a 22 M model decodes one in about 1.1 ms (33 ms then)." },
+      "a 22 M model decodes one in about 1.1 ms (33 ms then).", NULL },
     { "model_threads", OPT_INT, "1", 1, 64, NULL, RESTART, OFF(model_threads),
       "Threads the model uses for each step (more help on a machine with\n"
-      "cores to spare; the audio and the service loop need one)." },
+      "cores to spare; the audio and the service loop need one).", NULL },
     { "context_events", OPT_INT, "1024", 16, 65536, NULL, RESTART, OFF(context_events),
-      "Model events kept as context (the oldest are forgotten beyond it)." },
+      "Model events kept as context (the oldest are forgotten beyond it).", NULL },
     { "memory", OPT_ENUM, "stream", 0, 0, "window|stream", RESTART, OFF(memory),
       "How the model makes room when its context is full: stream rolls it,\n"
       "each event overwriting the oldest in its cache, at the same cost for\n"
       "every event; window slides it, computing its last 3/4 again (a pause\n"
       "of one prefill every context/4 events, done while the player plays\n"
-      "when it can)." },
+      "when it can).", NULL },
     { "sync", OPT_ENUM, "free", 0, 0, "free|clock", LIVE, OFF(sync),
       "What times the answers.  free: their own clock, an answer as soon as\n"
       "the phrase ends.  clock: MIDI clock (24 per beat) and transport (Start,\n"
       "Continue, Stop, Song Position) from any input, as a DAW sends them:\n"
       "answers only while the transport runs, Stop silences the model at once,\n"
-      "and response_start, response_bars and quantize follow the beat." },
+      "and response_start, response_bars and quantize follow the beat.", NULL },
     { "response_start", OPT_ENUM, "beat", 0, 0, "now|beat|bar", LIVE, OFF(response_start),
       "With sync = clock, where an answer's first note falls: now (the phrase\n"
-      "end, as free), the next beat, or the next bar line after the phrase end." },
+      "end, as free), the next beat, or the next bar line after the phrase end.", NULL },
     { "beats_per_bar", OPT_INT, "4", 1, 32, NULL, LIVE, OFF(beats_per_bar),
       "Beats (quarter notes of the MIDI clock) in a bar, counted from Start or\n"
-      "the Song Position Pointer." },
+      "the Song Position Pointer.", NULL },
     { "response_bars", OPT_INT, "0", 0, 64, NULL, LIVE, OFF(response_bars),
       "With sync = clock, an answer's length in bars: it ends on the bar line\n"
       "this many bars after the one where it starts (notes still sounding end\n"
-      "there).  0: response_seconds and response_events decide." },
+      "there).  0: response_seconds and response_events decide.", NULL },
     { "quantize", OPT_ENUM, "off", 0, 0, "off|1/8|1/16|1/8t|1/16t", LIVE, OFF(quantize),
       "With sync = clock, the grid the model's note onsets are moved toward\n"
-      "(eighths, sixteenths, or their triplets); each note keeps its length." },
+      "(eighths, sixteenths, or their triplets); each note keeps its length.", NULL },
     { "quantize_strength", OPT_DOUBLE, "1", 0, 1, NULL, LIVE, OFF(quantize_strength),
-      "How far onsets move toward the grid: 1 onto it, 0.5 half way, 0 not." },
+      "How far onsets move toward the grid: 1 onto it, 0.5 half way, 0 not.", NULL },
     { "mode", OPT_ENUM, "call", 0, 0, "call|duet", LIVE, OFF(mode),
       "call: the model answers each phrase once the player stops, and stops\n"
       "when the player plays again.  duet: the model plays all the time on\n"
       "model_channel, the player's notes entering its context as they come\n"
       "(it hears both parts as one piece); phrase ends, hand-over and re-roll\n"
-      "do nothing.  With sync = clock it plays only while the transport runs." },
+      "do nothing.  With sync = clock it plays only while the transport runs.", NULL },
     { "duet_density", OPT_DOUBLE, "0.5", 0, 1, NULL, LIVE, OFF(duet_density),
       "In a duet, the share of the model's notes that sound while the player\n"
       "plays (a key held, or a note in the last half second): 1 all of them,\n"
-      "0 none (the model only fills the player's rests)." },
+      "0 none (the model only fills the player's rests).", NULL },
 };
 const size_t config_n_options = sizeof config_options / sizeof config_options[0];
 
@@ -248,6 +276,8 @@ int config_set(config *c, const option_def *opt, const char *value, char *why, s
         *(int *)field = v;
         return 0;
     }
+    case OPT_PARSED:
+        return opt->vtype->parse(value, field, why, whylen);
     case OPT_ENUM: {
         int v = choice_index(opt->choices, value);
         if (v < 0) {
@@ -290,13 +320,16 @@ const char *config_format(const config *c, const option_def *opt, char *buf, siz
     case OPT_DOUBLE: snprintf(buf, len, "%g", *(const double *)field); break;
     case OPT_BOOL:   snprintf(buf, len, "%s", *(const int *)field ? "yes" : "no"); break;
     case OPT_ENUM:   config_enum_name(opt, *(const int *)field, buf, len); break;
+    case OPT_PARSED: opt->vtype->format(field, buf, len); break;
     }
     return buf;
 }
 
 /* The keys that map a controller to something; two may not share one. */
 static const char *const controller_keys[] = {
-    "cc_handover", "cc_temperature", "cc_top_p", "cc_panic", "cc_reroll", "cc_length"
+    "cc_handover", "cc_temperature", "cc_top_p", "cc_panic", "cc_reroll", "cc_length", "cc_density",
+    "cc_register", "cc_pitch_low", "cc_pitch_high", "cc_velocity", "cc_key_lock", "cc_rhythm_temperature",
+    "cc_pitch_temperature", "cc_motif"
 };
 
 static int int_value(const config *c, const option_def *opt)
@@ -324,7 +357,7 @@ int config_check_change(const config *c, const option_def *changed, char *why, s
                      earlier->name);
             return -1;
         }
-    return 0;
+    return play_check(&c->play, why, len);     /* pitch_low <= pitch_high */
 }
 
 int config_check(const config *c, char *why, size_t len)
@@ -338,6 +371,7 @@ static size_t value_size(const option_def *opt)
     case OPT_STRING: return CONFIG_STR_MAX;
     case OPT_DOUBLE: return sizeof(double);
     case OPT_INT: case OPT_BOOL: case OPT_ENUM: return sizeof(int);
+    case OPT_PARSED: return opt->vtype->size;
     }
     return 0;
 }
@@ -557,6 +591,9 @@ void config_write_doc(FILE *fp)
             break;
         case OPT_ENUM:
             fprintf(fp, "# One of %s%s.\n", o->choices, !config_needs_restart(o) ? " (live)" : "");
+            break;
+        case OPT_PARSED:
+            fprintf(fp, "# %s%s.\n", o->vtype->what, !config_needs_restart(o) ? " (live)" : "");
             break;
         case OPT_STRING:
             if (!config_needs_restart(o))

@@ -9,7 +9,8 @@
 
 #define CONFIG_STR_MAX 1024     /* longest string value, with its NUL */
 
-typedef enum { OPT_STRING, OPT_INT, OPT_DOUBLE, OPT_BOOL, OPT_ENUM } option_type;
+/* OPT_PARSED: a type of its own, parsed and printed by option_def.vtype. */
+typedef enum { OPT_STRING, OPT_INT, OPT_DOUBLE, OPT_BOOL, OPT_ENUM, OPT_PARSED } option_type;
 
 /* Output of the model (and MIDI thru) when the soundfont or audio device is missing. */
 typedef enum { MISSING_SF_ERROR, MISSING_SF_MIDI_ONLY } missing_sf_policy;
@@ -51,6 +52,8 @@ typedef struct config {
                                               nudges, caps (play/play_options.h) */
     int    seed;                           /* 0: from the clock; continuation n gets seed + n */
     int    cc_handover, cc_temperature, cc_top_p, cc_panic, cc_reroll, cc_length; /* -1 = off */
+    int    cc_density, cc_register, cc_pitch_low, cc_pitch_high, cc_velocity, cc_key_lock,
+           cc_rhythm_temperature, cc_pitch_temperature, cc_motif;      /* the knobs; -1 = off */
     int    midi_thru;                      /* bool */
     int    model_channel;                  /* 1..16 */
     int    lookahead_ms;
@@ -91,6 +94,7 @@ typedef struct option_def {
                                    running; NULL: it needs a restart */
     size_t      offset;         /* of the field in struct config */
     const char *help;           /* one or more lines, '\n'-separated */
+    const value_type *vtype;    /* OPT_PARSED: how its text is read and written */
 } option_def;
 
 extern const option_def config_options[];
@@ -112,7 +116,7 @@ void config_defaults(config *c);
  * WHY (size WHYLEN) and returns -1 without touching C. */
 int config_set(config *c, const option_def *opt, const char *value, char *why, size_t whylen);
 /* The rules across keys: no two controller keys (cc_*) name the same
- * controller.  Returns 0, or -1 with "cc_top_p = 21: controller 21 is
+ * controller, and the play settings' (play_check: pitch_low <= pitch_high).  Returns 0, or -1 with "cc_top_p = 21: controller 21 is
  * cc_temperature's already" in WHY (size LEN).  config_check_change names
  * CHANGED (NULL: the later key in the table) as the one that clashes. */
 int config_check(const config *c, char *why, size_t len);

@@ -40,7 +40,7 @@ typedef struct phrase_change {
     double      value;
 } phrase_change;
 
-#define PHRASE_MAX_CHANGES 3    /* the controllers that set a value */
+#define PHRASE_MAX_CHANGES 12   /* the controllers that set a value */
 
 /* The settings one message asks for, in the order of the cc_* keys. */
 typedef struct phrase_changes {
@@ -50,7 +50,7 @@ typedef struct phrase_changes {
 
 /* Takes one message of the player received at NOW (ns) and returns
  * PHRASE_* bits.  A mapped controller that sets a value (cc_temperature,
- * cc_top_p, cc_length, as CFG maps them) does not change CFG: the new
+ * cc_top_p, cc_length, the knobs' cc_*, as CFG maps them) does not change CFG: the new
  * values go to OUT (n = 0 when none), for the caller to set through the
  * one path every setting takes (service_set_option). */
 int phrase_input(phrase *p, const config *cfg, const midi_msg *m, int64_t now, phrase_changes *out);
@@ -77,5 +77,7 @@ void phrase_end(phrase *p);
 double phrase_cc_temperature(int value);   /* 0.1 .. 2.0 */
 double phrase_cc_top_p(int value);         /* 0.05 .. 1.0 */
 double phrase_cc_length(int value);        /* 1 .. 30 s */
+double phrase_cc_factor(int value);        /* 0.25 .. 4, 64: about 1 (density, the two temperatures) */
+double phrase_cc_register(int value);      /* -24 .. +24 semitones, whole, 64: 0 */
 
 #endif

@@ -1,6 +1,7 @@
 /* continuation.c: one continuation of the Music Transformer: the context, the mask, the nudges, the sampler, the caps. */
 #include "play/continuation.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +15,6 @@ _Static_assert((int)PERF_NEXT_FORBIDDEN == (int)SAMPLER_FORBIDDEN && (int)PERF_N
 
 #define GUARD_IDS 4096      /* ids without a note: the continuation ends (cannot happen
                                with a trained model: time shifts are capped) */
-
-void play_default(play_settings *p)
-{
-    sampling_default(&p->sampling);
-    p->max_held = PLAY_MAX_HELD;
-    p->max_note_ms = PLAY_MAX_NOTE_MS;
-}
 
 /* One id into the KV cache (the context calls it for every id; offline the
  * primer's wait for one prefill).  A player's NOTE_ON or NOTE_OFF on a pitch
@@ -135,18 +129,255 @@ static int configure_sampler(continuation *c, const cont_spec *s)
     return c->have_smp ? 0 : -1;
 }
 
+/* ---- the knobs (play_options.h): set at begin, applied at each sample ---- */
+
+#define DENSITY_GAIN   1.2      /* density d: each note-on's odds times d^1.2 (with the pace's aim times d) */
+#define VELOCITY_SIGMA 1.5      /* velocity bins: the width of the pull toward the target's bin */
+#define MOTIF_GAIN     4.0f     /* motif 1: a note that goes on a run heard, its logit + 4 ln(1 + count) */
+#define EXPLICIT_KEY_WEIGHT 30  /* a named key counts as 30 note-ons of each class of its scale */
+
+/* The note-ons heard in the last FOLLOW_WINDOW_S seconds, oldest first:
+ * their pitches into c->phrase, their mean pitch, their classes' counts. */
+static void read_heard(continuation *c, double n_c[12])
+{
+    const perf_follow *f = &c->ctx.pos.follow;
+    double now = context_time(&c->ctx), sum = 0;
+    int n = 0;
+    memset(n_c, 0, 12 * sizeof *n_c);
+    for (unsigned k = f->n; k-- > 0;) {
+        unsigned i = (f->head + FOLLOW_RING - 1 - k) % FOLLOW_RING;
+        if (f->onset[i] <= now - FOLLOW_WINDOW_S)
+            continue;
+        c->phrase[n++] = f->pitch[i];
+        sum += f->pitch[i];
+        n_c[f->pitch[i] % 12] += 1;
+    }
+    c->n_phrase = n;
+    c->heard_pitch = n ? sum / n : 60;
+}
+
+/* The major or minor scale whose Krumhansl-Kessler profile is nearest the
+ * classes heard (key auto, key_lock): 1, or 0 when nothing was heard. */
+static int nearest_scale(const double n_c[12], unsigned char scale[12])
+{
+    static const double major[12] = { 6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88 };
+    static const double minor[12] = { 6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17 };
+    double best = -1e300, total = 0;
+    play_key k = { PLAY_MODE_IONIAN, 0, 0 };
+    for (int i = 0; i < 12; i++)
+        total += n_c[i];
+    if (total <= 0)
+        return 0;
+    for (int t = 0; t < 12; t++)
+        for (int m = 0; m < 2; m++) {
+            double score = 0;
+            for (int i = 0; i < 12; i++)
+                score += n_c[(t + i) % 12] * (m ? minor[i] : major[i]);
+            if (score > best) {
+                best = score;
+                k = (play_key){ (unsigned char)(m ? PLAY_MODE_AEOLIAN : PLAY_MODE_IONIAN), (unsigned char)t, 0 };
+            }
+        }
+    return play_key_scale(&k, scale) == 0;
+}
+
+/* What the knobs need of what was heard: density scales the pace's aim; a
+ * named key replaces the classes heard in the key pull (as if its scale
+ * had been heard EXPLICIT_KEY_WEIGHT times a class), off drops the pull;
+ * key_lock's scale; the phrase and its register. */
+static void set_knobs(continuation *c, const play_settings *p)
+{
+    perf_follow *f = &c->ctx.pos.follow;
+    double n_c[12];
+    read_heard(c, n_c);
+    f->aim *= p->density;
+    f->pace *= (float)(1 + fabs(log2(p->density)));   /* 2 and 0.5 keep the new aim twice as firmly */
+    if (p->key.kind == PLAY_KEY_OFF)
+        f->key_pull = 0;
+    unsigned char named[12];
+    if (play_key_scale(&p->key, named) == 0) {
+        double w[12], total = 0;
+        for (int i = 0; i < 12; i++)
+            total += w[i] = named[i] ? EXPLICIT_KEY_WEIGHT : 0;
+        for (int i = 0; i < 12; i++)
+            f->key_bias[i] = f->key_pull * (float)log(12.0 * (w[i] + 1) / (total + 12));
+        memcpy(c->scale, named, sizeof named);
+        c->have_scale = p->key_lock;
+    } else {
+        c->have_scale = p->key_lock && p->key.kind == PLAY_KEY_AUTO && nearest_scale(n_c, c->scale);
+    }
+}
+
+/* Adds D(i) to the logits of ids BASE..BASE+N-1, then moves them all by one
+ * amount so that the class keeps its total probability among the ids the
+ * mask allows: a knob changes which note, or which wait, never how many. */
+typedef float (*reweigh_fn)(const continuation *c, const void *arg, int i, float logit);
+static void reweigh(continuation *c, float *logits, int base, int n, reweigh_fn d, const void *arg)
+{
+    const uint8_t *mask = sampler_mask(&c->smp);
+    double before = 0, after = 0, top = -1e30;
+    for (int i = 0; i < n; i++)
+        if (mask[base + i] != SAMPLER_FORBIDDEN && logits[base + i] > top)
+            top = logits[base + i];
+    for (int i = 0; i < n; i++)
+        if (mask[base + i] != SAMPLER_FORBIDDEN)
+            before += exp(logits[base + i] - top);
+    for (int i = 0; i < n; i++) {
+        logits[base + i] = d(c, arg, i, logits[base + i]);
+        if (mask[base + i] != SAMPLER_FORBIDDEN)
+            after += exp(logits[base + i] - top);
+    }
+    if (before <= 0 || after <= 0)
+        return;
+    float shift = (float)(log(before) - log(after));
+    for (int i = 0; i < n; i++)
+        logits[base + i] += shift;
+}
+
+static float by_pitch_temperature(const continuation *c, const void *arg, int i, float l)
+{
+    (void)arg;
+    (void)i;
+    return l / (float)c->spec.play.pitch_temperature;
+}
+
+static float by_rhythm_temperature(const continuation *c, const void *arg, int i, float l)
+{
+    (void)arg;
+    (void)i;
+    return l / (float)c->spec.play.rhythm_temperature;
+}
+
+/* register: the tilt lambda * pitch on the note-ons that moves the mean
+ * pitch of this step's odds (among the note-ons the mask allows) up by
+ * REGISTER_STEP * register_shift semitones, or as far as |lambda| <= 1
+ * reaches: found by bisection, since the mean grows with lambda.  The
+ * same shift up and down, whatever the model's odds lean to.  The model
+ * follows its own notes, so the shifts add up: on ASAP's valid split a
+ * full shift at each step moved the mean pitch 2.7 to 2.9 times as far as
+ * asked (docs/REALISM.md). */
+#define REGISTER_STEP 0.2
+static double register_tilt(continuation *c, const float *logits)
+{
+    const vocab *v = c->v;
+    const uint8_t *mask = sampler_mask(&c->smp);
+    int n = v->max_pitch - v->min_pitch + 1;
+    double w[128], top = -1e30, lo = -1, hi = 1, mean0 = 0, total = 0;
+    for (int i = 0; i < n; i++)
+        if (mask[v->note_on_base + i] != SAMPLER_FORBIDDEN && logits[v->note_on_base + i] > top)
+            top = logits[v->note_on_base + i];
+    for (int i = 0; i < n; i++) {
+        w[i] = mask[v->note_on_base + i] != SAMPLER_FORBIDDEN ? exp(logits[v->note_on_base + i] - top) : 0;
+        mean0 += w[i] * i;
+        total += w[i];
+    }
+    if (total <= 0)
+        return 0;
+    double want = mean0 / total + REGISTER_STEP * c->spec.play.register_shift;
+    for (int it = 0; it < 30; it++) {
+        double mid = (lo + hi) / 2, sum = 0, mean = 0, x0 = c->spec.play.register_shift > 0 ? n - 1 : 0;
+        for (int i = 0; i < n; i++) {
+            double e = w[i] * exp(mid * (i - x0));  /* shifted by x0: no overflow */
+            sum += e;
+            mean += e * i;
+        }
+        if (sum > 0 && mean / sum < want)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+static float by_register(const continuation *c, const void *lambda, int i, float l)
+{
+    (void)c;
+    return l + (float)(*(const double *)lambda * i);
+}
+
+static float by_velocity(const continuation *c, const void *arg, int b, float l)
+{
+    (void)arg;
+    double d = b - velocity_to_bin(c->v, c->spec.play.velocity);
+    return l - (float)(d * d / (2 * VELOCITY_SIGMA * VELOCITY_SIGMA));
+}
+
+/* motif: for each pitch, how often it would go on as the phrase went on,
+ * after a run of intervals that the continuation's last note-ons repeat
+ * (in any transposition): a run of two intervals counts 1, of one
+ * MOTIF_SHORT (many more match, each says less). */
+#define MOTIF_SHORT 0.3f
+static int motif_counts(const continuation *c, float counts[128])
+{
+    const perf_follow *f = &c->ctx.pos.follow;
+    if (f->n < 3 || c->n_phrase < 3)
+        return 0;
+    int last[3];
+    for (int k = 0; k < 3; k++)
+        last[2 - k] = f->pitch[(f->head + FOLLOW_RING - 1 - (unsigned)k) % FOLLOW_RING];
+    int found = 0;
+    memset(counts, 0, 128 * sizeof *counts);
+    for (int i = 0; i + 2 < c->n_phrase; i++) {
+        const unsigned char *ph = c->phrase + i;
+        if (ph[1] - ph[0] != last[2] - last[1])
+            continue;
+        int next = last[2] + (ph[2] - ph[1]);
+        int two = i > 0 && ph[0] - ph[-1] == last[1] - last[0];
+        if (next >= 0 && next < 128) {
+            counts[next] += two ? 1.0f : MOTIF_SHORT;
+            found = 1;
+        }
+    }
+    return found;
+}
+
+static float by_motif(const continuation *c, const void *counts, int i, float l)
+{
+    int p = c->v->min_pitch + i;
+    return l + (float)c->spec.play.motif * MOTIF_GAIN * logf(1.0f + ((const float *)counts)[p]);
+}
+
+/* The knobs on the logits, after the codec's nudges: each one neutral at
+ * its default (nothing is computed then). */
+static void steer(continuation *c, float *logits)
+{
+    const play_settings *p = &c->spec.play;
+    const vocab *v = c->v;
+    int n_pitch = v->max_pitch - v->min_pitch + 1;
+    float counts[128];
+    if (p->density != 1)
+        for (int i = 0; i < n_pitch; i++)
+            logits[v->note_on_base + i] += (float)(DENSITY_GAIN * log(p->density));
+    if (p->register_shift != 0) {
+        double lambda = register_tilt(c, logits);
+        reweigh(c, logits, v->note_on_base, n_pitch, by_register, &lambda);
+    }
+    if (p->motif > 0 && motif_counts(c, counts))
+        reweigh(c, logits, v->note_on_base, n_pitch, by_motif, counts);
+    if (p->pitch_temperature != 1)
+        reweigh(c, logits, v->note_on_base, n_pitch, by_pitch_temperature, NULL);
+    if (p->rhythm_temperature != 1)
+        reweigh(c, logits, v->time_shift_base, v->n_time_shifts, by_rhythm_temperature, NULL);
+    if (p->velocity > 0)
+        reweigh(c, logits, v->velocity_base, v->n_velocity_bins, by_velocity, NULL);
+}
+
 int continuation_begin(continuation *c, double at, const cont_spec *s)
 {
+    const play_settings *p = &s->play;
     if (flush_pending(c) < 0 || configure_sampler(c, s) < 0)
         return -1;
     c->spec = *s;
-    c->ctx.pos.follow.pace = s->duet ? 0.0f : (float)s->play.sampling.pace;
-    c->ctx.pos.follow.key_pull = s->duet ? 0.0f : (float)s->play.sampling.key_pull;
-    c->ctx.pos.dec.max_note_s = s->play.max_note_ms / 1000.0;
+    /* a duet keeps the pace and key of its own (the player plays along),
+     * unless a knob asks for a density or a key */
+    c->ctx.pos.follow.pace = s->duet && p->density == 1 ? 0.0f : (float)p->sampling.pace;
+    c->ctx.pos.follow.key_pull = s->duet && p->key.kind == PLAY_KEY_AUTO ? 0.0f : (float)p->sampling.key_pull;
+    c->ctx.pos.dec.max_note_s = p->max_note_ms / 1000.0;
     if (context_begin(&c->ctx, at) < 0)
         return -1;
     if (c->prefill && prefill_heard(c) < 0)
         return -1;
+    set_knobs(c, p);
     memset(c->model_on, 0, sizeof c->model_on);
     for (int p = 0; p < 128; p++)
         c->cut_at[p] = -1;
@@ -157,7 +388,8 @@ int continuation_begin(continuation *c, double at, const cont_spec *s)
 }
 
 /* What may come next: the codec's rule (what the decoder would discard,
- * time shifts protected), at most max_held notes of the continuation's own
+ * time shifts protected), no note-on outside pitch_low..pitch_high or (key_lock)
+ * the key's scale, at most max_held notes of the continuation's own
  * (in a duet the player's sounding notes are in the decoder too and leave
  * the cap alone), no end of sequence (the length asked for decides: a
  * model trained on whole pieces ends one there, not a continuation), and
@@ -171,6 +403,11 @@ static void fill_mask(continuation *c)
         others += x->pos.dec.onset[p] >= 0 && !c->model_on[p];
     perf_decoder_next_mask(&x->pos.dec, c->spec.play.max_held + others, 0,
                            !c->smp.set.filter_time, sampler_mask(&c->smp), c->smp.vocab_size);
+    const play_settings *ps = &c->spec.play;
+    if (ps->pitch_low > v->min_pitch || ps->pitch_high < v->max_pitch || c->have_scale)
+        for (int p = v->min_pitch; p <= v->max_pitch; p++)
+            if (p < ps->pitch_low || p > ps->pitch_high || (c->have_scale && !c->scale[p % 12]))
+                sampler_forbid(&c->smp, vocab_id(v, EVENT_NOTE_ON, p));
     if (x->first_step >= 0)
         return;
     for (int s = 1; s <= v->n_time_shifts; s++)
@@ -236,6 +473,7 @@ static int sample(continuation *c)
 {
     fill_mask(c);
     perf_follow_apply(&c->ctx.pos.follow, c->v, context_time(&c->ctx), c->st.logits);
+    steer(c, c->st.logits);
     int id = sampler_sample(&c->smp, c->st.logits);
     remember(c, id);
     return id;

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "codec/follow.h"
 #include "codec/vocab.h"
 #include "midi/smf.h"
 #include "model/model.h"
@@ -72,6 +73,12 @@ typedef struct continuation {
                                    length cap, or (duet) the player struck its pitch */
     int          n_cut;
     int          n_out;         /* events handed out */
+    /* what the knobs steer by, set at begin (play_options.h) */
+    double       heard_pitch;   /* mean pitch of the note-ons heard (register) */
+    unsigned char scale[12];    /* key_lock: the pitch classes it may play */
+    int          have_scale;
+    unsigned char phrase[FOLLOW_RING];  /* motif: the pitches of the note-ons heard, in order */
+    int          n_phrase;
     uint16_t    *sampled;       /* the ids sampled (logged at debug level at the end) */
     int          n_sampled, cap_sampled;
 } continuation;

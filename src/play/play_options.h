@@ -2,24 +2,64 @@
 #ifndef CONTINUO_PLAY_OPTIONS_H
 #define CONTINUO_PLAY_OPTIONS_H
 
+#include <stddef.h>
+
 #include "model/sampler.h"
 
-/* How a continuation is played: the sampler's settings, the nudges, and
- * the caps on the model's notes.  `serve` keeps one in its config (live:
- * each continuation takes the values in force when it starts); `continue`
+/* A key: auto (the key of what was heard, its pitch classes), off, or a
+ * tonic and a mode. */
+enum {
+    PLAY_KEY_AUTO, PLAY_KEY_OFF,
+    PLAY_MODE_IONIAN, PLAY_MODE_DORIAN, PLAY_MODE_PHRYGIAN, PLAY_MODE_LYDIAN, PLAY_MODE_MIXOLYDIAN,
+    PLAY_MODE_AEOLIAN, PLAY_MODE_LOCRIAN, PLAY_MODE_HARMONIC_MINOR,
+};
+typedef struct play_key {
+    unsigned char kind;         /* PLAY_KEY_* or PLAY_MODE_* */
+    unsigned char tonic;        /* pitch class, 0 = C */
+    unsigned char flat;         /* spelled with a flat (Bb), for printing it back */
+} play_key;
+
+/* How a continuation is played: the sampler's settings, the nudges, the
+ * caps on the model's notes, and the knobs a player turns (each neutral
+ * at its default: the music is then what the model's odds, the pace and
+ * the key heard make it).  `serve` keeps one in its config (live: each
+ * continuation takes the values in force when it starts); `continue`
  * fills one from its options. */
 typedef struct play_settings {
     sampling_settings sampling;     /* temperature, top_k, top_p, min_p, filter_time, pace, key_pull */
-    int max_held;                   /* the continuation's notes sounding at once, 1..128 */
-    int max_note_ms;                /* a note of the continuation held longer is ended */
+    int    max_held;                /* the continuation's notes sounding at once, 1..128 */
+    int    max_note_ms;             /* a note of the continuation held longer is ended */
+    double density;                 /* the pace kept, times the one heard */
+    int    register_shift;          /* semitones its notes are drawn up (down) */
+    int    pitch_low, pitch_high;   /* no note of it outside */
+    int    velocity;                /* the dynamic it moves around, 1..127; 0: auto (its own) */
+    play_key key;                   /* the key key_pull draws toward */
+    int    key_lock;                /* every note in the key's scale */
+    double rhythm_temperature;      /* the time shifts' own temperature */
+    double pitch_temperature;       /* the pitches' own temperature */
+    double motif;                   /* 0..1: how much it comes back to the motifs heard */
 } play_settings;
 
-/* The PLAY_* values (model/sampler.h). */
+/* The PLAY_* values (model/sampler.h), the knobs neutral. */
 void play_default(play_settings *p);
+/* The rules across settings: pitch_low above pitch_high is refused.
+ * Returns 0, or -1 with "pitch_low = 80 is above pitch_high = 60" in WHY. */
+int  play_check(const play_settings *p, char *why, size_t len);
+
+/* The key's scale: MASK[c] = 1 for the pitch classes in it.  Returns 0,
+ * or -1 for auto and off (no scale of their own). */
+int  play_key_scale(const play_key *k, unsigned char mask[12]);
+
+#include "util/value.h"
+/* The two settings that are not plain numbers: velocity (auto or
+ * 1..127) and key ("auto", "off", "C major", "F# dorian", "Bb harmonic
+ * minor"). */
+extern const value_type play_type_velocity, play_type_key;
 
 /* The table: X(KEY, CLI, KIND, FIELD, DEFAULT, MIN, MAX, ARG, APPLY, HELP)
  *   KEY      `serve`'s config key          CLI      `continue`'s --option
- *   KIND     DOUBLE, INT or BOOL           FIELD    in play_settings
+ *   KIND     DOUBLE, INT, BOOL, VELOCITY     FIELD    in play_settings
+ *            or KEY (play_type_*)
  *   DEFAULT  as written in a file          MIN, MAX inclusive (not for BOOL)
  *   ARG      the value's name in --help    APPLY    what a live change in `serve` runs:
  *            value (read at the next continuation) or scheduler (the output's caps too)
@@ -60,6 +100,40 @@ void play_default(play_settings *p);
       "another (and an output drops a note-on past it).")                                                   \
     X("max_note_ms", "max-note-ms", INT, max_note_ms, PLAY_STR(PLAY_MAX_NOTE_MS), 100, 60000, "MS",          \
       scheduler, "Longest note of the continuation, in ms: one held longer is ended\n"                        \
-      "there.")
+      "there.")                                                                                             \
+    X("density", "density", DOUBLE, density, "1", 0.25, 4, "X", value,                                     \
+      "How busy the continuation is: the pace it keeps (notes per second) as\n"                             \
+      "a multiple of the one it heard (0.5: half as many notes, 2: twice as\n"                              \
+      "many); it works through the pace rule, so pace 0 turns it off too.")                                \
+    X("register", "register", INT, register_shift, "0", -24, 24, "S", value,                               \
+      "Where the continuation's notes sit, in semitones from where the ones it\n"                           \
+      "heard sat (+12: an octave higher): a pull on the model's odds, not a\n"                              \
+      "transposition.")                                                                                      \
+    X("pitch_low", "pitch-low", INT, pitch_low, "0", 0, 127, "N", value,                                   \
+      "Lowest note the continuation may play (a MIDI number: 21 is A0, 60 C4).")                             \
+    X("pitch_high", "pitch-high", INT, pitch_high, "127", 0, 127, "N", value,                              \
+      "Highest note the continuation may play (a MIDI number: 108 is C8).")                                 \
+    X("velocity", "velocity", VELOCITY, velocity, "auto", 0, 127, "auto|V", value,                         \
+      "How loud the continuation plays: a velocity (1..127) its dynamics move\n"                            \
+      "around; auto: its own.")                                                                              \
+    X("key", "key", KEY, key, "auto", 0, 0, "KEY", value,                                                  \
+      "The key key_pull draws the continuation's notes toward: auto (the pitch\n"                           \
+      "classes of the last 10 s heard), off, or a tonic and a mode: C major,\n"                             \
+      "A minor, D dorian, E phrygian, F lydian, G mixolydian, B locrian,\n"                                 \
+      "A harmonic minor (ionian and aeolian too; sharps and flats: F#, Bb).")                               \
+    X("key_lock", "key-lock", BOOL, key_lock, "no", 0, 1, NULL, value,                                     \
+      "Keep every note of the continuation in the key's scale (with key auto:\n"                            \
+      "the major or minor scale nearest what was heard).")                                                   \
+    X("rhythm_temperature", "rhythm-temperature", DOUBLE, rhythm_temperature, "1", 0.1, 4, "T", value,      \
+      "The temperature of how long it waits (the time shifts), apart from the\n"                            \
+      "overall one: below 1 it keeps to its likeliest rhythms, above 1 it\n"                                \
+      "varies them; how often it waits stays the model's.")                                                  \
+    X("pitch_temperature", "pitch-temperature", DOUBLE, pitch_temperature, "1", 0.1, 4, "T", value,         \
+      "The temperature of which notes it plays, apart from the overall one:\n"                              \
+      "below 1 it keeps to its likeliest pitches, above 1 it varies them.")                                 \
+    X("motif", "motif", DOUBLE, motif, "0", 0, 1, "M", value,                                              \
+      "How much the continuation comes back to the motifs of what it heard:\n"                              \
+      "0 lets it wander off, 1 keeps it close (a note that goes on a run of\n"                              \
+      "intervals heard is drawn toward the interval that came next there).")
 
 #endif

@@ -38,6 +38,10 @@ static int same_values(const config *a, const config *b)
             if (*(const int *)fa != *(const int *)fb)
                 return 0;
             break;
+        case OPT_PARSED:
+            if (memcmp(fa, fb, o->vtype->size) != 0)
+                return 0;
+            break;
         }
     }
     return 1;
@@ -73,6 +77,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             config_enum_name(o, *(const int *)field, name, sizeof name);
             REQUIRE(choice_index(o->choices, name) == *(const int *)field);
             break;
+        case OPT_PARSED: { /* what it prints reads back as the very value */
+            unsigned char back[64] = { 0 };
+            char why[512];
+            o->vtype->format(field, name, sizeof name);
+            REQUIRE(o->vtype->size <= sizeof back && o->vtype->parse(name, back, why, sizeof why) == 0);
+            REQUIRE(memcmp(back, field, o->vtype->size) == 0);
+            break;
+        }
         }
     }
     /* Each line sets its key whatever was there before (the last one wins)

@@ -114,5 +114,45 @@ int main(void)
     static const char junk[] = "model = \0\xff\n";
     CHECK_INT(config_load_text(&c, junk, sizeof junk - 1, "junk.conf"), -1);
     (void)d;
+    /* The knobs: velocity auto|1..127, a key by tonic and mode, read back as
+     * written (a flat stays a flat); bad ones refused by what was wrong. */
+    {
+        static const char *const keys[][2] = {
+            { "auto", "auto" }, { "off", "off" }, { "C major", "C major" }, { "a minor", "A minor" },
+            { "F# dorian", "F# dorian" }, { "Bb harmonic minor", "Bb harmonic minor" },
+            { "Eb aeolian", "Eb minor" }, { "G ionian", "G major" }, { "B locrian", "B locrian" },
+        };
+        const option_def *key = config_find("key"), *vel = config_find("velocity");
+        config_defaults(&c);
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+            CHECK_INT(config_set(&c, key, keys[i][0], why, sizeof why), 0);
+            CHECK(strcmp(config_format(&c, key, buf, sizeof buf), keys[i][1]) == 0);
+        }
+        unsigned char scale[12];
+        CHECK_INT(config_set(&c, key, "D dorian", why, sizeof why), 0);
+        CHECK_INT(play_key_scale(&c.play.key, scale), 0);
+        CHECK(scale[2] && scale[4] && scale[5] && scale[7] && scale[9] && scale[11] && scale[0] && !scale[1]
+              && !scale[3] && !scale[6] && !scale[8] && !scale[10]);
+        CHECK_INT(config_set(&c, key, "H major", why, sizeof why), -1);
+        CHECK_STR_CONTAINS(why, "got 'H major'");
+        CHECK_INT(config_set(&c, key, "C majestic", why, sizeof why), -1);
+        CHECK_INT(config_set(&c, key, "Cmajor", why, sizeof why), -1);
+        CHECK(strcmp(config_format(&c, key, buf, sizeof buf), "D dorian") == 0);     /* refused: unchanged */
+        CHECK_INT(config_set(&c, vel, "auto", why, sizeof why), 0);
+        CHECK_INT(c.play.velocity, 0);
+        CHECK_INT(config_set(&c, vel, "100", why, sizeof why), 0);
+        CHECK(strcmp(config_format(&c, vel, buf, sizeof buf), "100") == 0);
+        CHECK_INT(config_set(&c, vel, "0", why, sizeof why), 0);
+        CHECK(strcmp(config_format(&c, vel, buf, sizeof buf), "auto") == 0);
+        CHECK_INT(config_set(&c, vel, "128", why, sizeof why), -1);
+        CHECK_STR_CONTAINS(why, "expected auto (or 0) or a velocity from 1 to 127, got '128'");
+        /* A low bound above the high one: the file is refused, naming both. */
+        config_defaults(&c);
+        CHECK_INT(load(&c, "pitch_low = 80\npitch_high = 60\n"), 0);
+        CHECK_INT(config_check(&c, why, sizeof why), -1);
+        CHECK_STR_CONTAINS(why, "pitch_low = 80 is above pitch_high = 60");
+        CHECK_INT(load(&c, "key = F# lydian\n"), 0);
+        CHECK(strcmp(config_format(&c, key, buf, sizeof buf), "F# lydian") == 0);
+    }
     return CHECK_DONE();
 }
