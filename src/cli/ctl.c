@@ -26,7 +26,8 @@ static int join_words(char **words, int n_words, char *line, size_t len)
     line[0] = '\0';
     for (int i = 0; i < n_words; i++) {
         const char *word = words[i];
-        if (i == 1 && (strcmp(words[0], "save") == 0 || strcmp(words[0], "play") == 0) && word[0] != '/') {
+        if (((i == 1 && (strcmp(words[0], "save") == 0 || strcmp(words[0], "play") == 0))
+             || (i == 2 && strcmp(words[0], "save-take") == 0)) && word[0] != '/') {
             char cwd[PATH_MAX];
             if (!getcwd(cwd, sizeof cwd) ||
                 snprintf(abs_path, sizeof abs_path, "%s/%s", cwd, word) >= (int)sizeof abs_path) {

@@ -159,6 +159,69 @@ static void cmd_play(service *sv, char *first, char *rest, char *reply, size_t l
         live_play_file(sv, path, reply, len);
 }
 
+static void cmd_takes(service *sv, char *arg, char *rest, char *reply, size_t len)
+{
+    (void)arg;
+    (void)rest;
+    snprintf(reply, len, "ok ");
+    takes_list(&sv->takes, reply + 3, len - 3);
+}
+
+/* A take's number: "3" or "#3". */
+static int take_number(const char *word, unsigned *n)
+{
+    char *end;
+    unsigned long v = strtoul(word[0] == '#' ? word + 1 : word, &end, 10);
+    if (!*word || *end || v == 0 || v > 0xFFFFFFFFul)
+        return -1;
+    *n = (unsigned)v;
+    return 0;
+}
+
+/* replay [N] [next]: take N (default the newest) now, or as the next answer. */
+static void cmd_replay(service *sv, char *arg, char *rest, char *reply, size_t len)
+{
+    char msg[256];
+    unsigned n = 0;
+    int next = (arg && strcmp(arg, "next") == 0) || (rest && strcmp(rest, "next") == 0);
+    if (arg && strcmp(arg, "next") != 0 && take_number(arg, &n) < 0) {
+        snprintf(reply, len, "error replay takes a take's number (see takes), not '%.64s'", arg);
+        return;
+    }
+    if (rest && strcmp(rest, "next") != 0) {
+        snprintf(reply, len, "error replay [N] [next]: '%.64s' is neither", rest);
+        return;
+    }
+    if (next) {
+        n = n ? n : sv->takes.last;
+        if (!takes_find(&sv->takes, n)) {
+            snprintf(reply, len, "error no take #%u is kept (see takes)", n);
+            return;
+        }
+        sv->cont.replay_next = n;
+        snprintf(reply, len, "ok take #%u answers the next phrase", n);
+    } else if (live_replay(sv, n, 0, msg, sizeof msg) < 0) {
+        snprintf(reply, len, "error %s", msg);
+    } else {
+        snprintf(reply, len, "ok %s", msg);
+    }
+}
+
+/* save-take N FILE: one take as a MIDI file. */
+static void cmd_save_take(service *sv, char *arg, char *rest, char *reply, size_t len)
+{
+    unsigned n;
+    const take *t;
+    if (take_number(arg, &n) < 0 || !(t = takes_find(&sv->takes, n)))
+        snprintf(reply, len, "error no take '%.64s' is kept (see takes)", arg);
+    else if (rest[0] != '/')
+        snprintf(reply, len, "error save-take needs an absolute path");
+    else if (takes_save(t, sv->cfg.model_channel, rest) != 0)
+        snprintf(reply, len, "error cannot write %.3000s (see the service log)", rest);
+    else
+        snprintf(reply, len, "ok saved take #%u (%d events) to %.3000s", n, t->n, rest);
+}
+
 static void cmd_help(service *sv, char *name, char *rest, char *reply, size_t len);
 
 const control_command control_commands[] = {
@@ -170,6 +233,10 @@ const control_command control_commands[] = {
     { "save",   1, 2, cmd_save,   "save FILE", "write the session (player, model) to a MIDI file" },
     { "play",   1, 2, cmd_play,   "play FILE",
       "hear a MIDI file's notes as the player's phrase (at their own times) and answer it" },
+    { "takes",  0, 0, cmd_takes,  "takes", "the last answers kept: when, how long, notes, seed" },
+    { "replay", 0, 2, cmd_replay, "replay [N] [next]",
+      "play take N (default: the newest) again, now or as the next answer" },
+    { "save-take", 2, 2, cmd_save_take, "save-take N FILE", "write take N to a MIDI file" },
     { "help",   0, 1, cmd_help,   "help [COMMAND]", "the commands, or what one does" },
 };
 const size_t control_n_commands = sizeof control_commands / sizeof control_commands[0];

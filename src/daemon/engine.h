@@ -28,6 +28,9 @@
  *           player came back, or the length was reached).
  * rewind:   forget the last continuation: the context is back at its
  *           phrase end (re-roll).
+ * replay:   (may be NULL) a take played again: its events, from session
+ *           time AT, enter the context as the model's playing (nothing is
+ *           sampled; the loop plays them).
  * hear_until: (may be NULL) a duet: no message of the player earlier than
  *           session time T will come, so what listen held back (the events
  *           of a message's own 10 ms step) enters the context. */
@@ -44,6 +47,7 @@ typedef struct engine_ops {
     /* ms one event costs the engine, measured at open (NULL: next costs
      * nothing worth a head start), for lookahead_ms = -1 (auto). */
     double (*ms_per_event)(void *state);
+    int  (*replay)(void *state, double at, const cont_event *ev, int n);
 } engine_ops;
 
 /* "echo": answers with the player's last phrase a fifth up, at its timing

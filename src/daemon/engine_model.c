@@ -108,8 +108,13 @@ static void me_rewind(void *state)
     continuation_rewind(&((model_engine *)state)->cont);
 }
 
+static int me_replay(void *state, double at, const cont_event *ev, int n)
+{
+    return continuation_replay(&((model_engine *)state)->cont, at, ev, n);
+}
+
 static const engine_ops model_ops = {
     "music-transformer", me_open, me_close, me_listen, me_begin, me_next, me_end, me_rewind, me_hear_until,
-    me_ms_per_event,
+    me_ms_per_event, me_replay,
 };
 const engine_ops *const engine_model = &model_ops;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -110,6 +111,15 @@ static int run_commands(generator *g, gen_run *r)
         case GEN_REROLL:
         case GEN_RESPOND:
             start_continuation(g, r, &c);
+            break;
+        case GEN_REPLAY:
+            if (r->generating)
+                e->end(g->state, 0);
+            r->generating = 0;
+            r->have_held = 0;
+            if (e->replay && e->replay(g->state, c.at, c.replay, c.n_replay) < 0)
+                gen_failed(g);
+            free(c.replay);
             break;
         }
     }
@@ -228,6 +238,10 @@ void generator_stop(generator *g)
             usleep(1000);
         pthread_join(g->thread, NULL);
         g->running = 0;
+        gen_cmd left;
+        while (ring_pop(&g->cmds, &left))   /* a replay the thread did not take: its copy */
+            if (left.kind == GEN_REPLAY)
+                free(left.replay);
         g->engine->close(g->state);
         g->state = NULL;
     }

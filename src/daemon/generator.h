@@ -15,6 +15,8 @@ typedef enum gen_cmd_kind {
     GEN_RESPOND,    /* start continuation `id` at session time `at` */
     GEN_STOP,       /* stop the current continuation; `at` = seconds played */
     GEN_REROLL,     /* rewind the last continuation, then as GEN_RESPOND */
+    GEN_REPLAY,     /* a take's events (replay, n_replay) enter the context from `at`
+                       as the model's playing; the thread frees replay */
     GEN_QUIT,
 } gen_cmd_kind;
 
@@ -29,6 +31,8 @@ typedef struct gen_cmd {
                                further than DUET_AHEAD_S ahead of its time line
                                on CLOCK_MONOTONIC */
     int64_t   start_ns;     /* RESPOND with a duet: CLOCK_MONOTONIC of its time 0 */
+    cont_event *replay;     /* REPLAY: a copy of the take's events (malloc'd; the thread frees it) */
+    int       n_replay;
 } gen_cmd;
 
 #define DUET_AHEAD_S 0.25   /* duet: how far ahead of the music the model samples */

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/service.h"
@@ -83,10 +84,13 @@ static void time_on_clock(const service *sv, int duet, timeline *tl)
         tl->grid = tp->period_ns * TRANSPORT_PPQN / per_beat[sv->cfg.quantize];
 }
 
-/* The loop's side of a continuation that the generator was asked for. */
-static void begin_live(service *sv, const gen_cmd *c, const timeline *tl, int duet, int64_t now)
+/* The loop's side of a continuation that the generator was asked for (or
+ * of a replay: REPLAY_OF the take it plays again): it is a take too. */
+static void begin_live(service *sv, const gen_cmd *c, const timeline *tl, int duet, int64_t now,
+                       unsigned replay_of)
 {
     live_cont *lc = &sv->cont;
+    lc->take = takes_start(&sv->takes, session_time(sv, now), c->spec.seed, &c->spec.play, replay_of);
     lc->id = c->id;
     lc->duet = duet;
     lc->gen_done = 0;
@@ -105,26 +109,40 @@ static void begin_live(service *sv, const gen_cmd *c, const timeline *tl, int du
     sv->responses++;
 }
 
+/* A new continuation id (never 0) and its command of KIND, with the spec
+ * the config gives. */
+static void new_command(service *sv, gen_cmd *c, gen_cmd_kind kind)
+{
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    c->id = ++sv->cont.next_id;
+    if (c->id == 0)
+        c->id = ++sv->cont.next_id;
+    config_spec(&sv->cfg, sv->seed + sv->cont.next_id, &c->spec);
+}
+
+/* Where a continuation asked for at NOW falls: the head start, and with
+ * the clock its beat or bar, grid and end (DUET: none). */
+static timeline plan(const service *sv, int64_t now, int duet)
+{
+    timeline tl = { now + (int64_t)live_lookahead_ms(sv) * 1000000, INT64_MAX, 0, 0, -1 };
+    if (sv->cfg.sync == SYNC_CLOCK && transport_locked(&sv->transport, now))
+        time_on_clock(sv, duet, &tl);
+    return tl;
+}
+
 /* A continuation of what was heard up to session time AT starts (REROLL:
  * the last one's context again), asked of the generator at NOW.  Returns
  * 0, or -1 when the generator's ring is full (logged). */
 static int start_at(service *sv, int64_t now, int reroll, double at)
 {
     gen_cmd c;
-    memset(&c, 0, sizeof c);
-    c.kind = reroll ? GEN_REROLL : GEN_RESPOND;
-    c.id = ++sv->cont.next_id;
-    if (c.id == 0)
-        c.id = ++sv->cont.next_id;
+    new_command(sv, &c, reroll ? GEN_REROLL : GEN_RESPOND);
     c.at = at;
-    config_spec(&sv->cfg, sv->seed + sv->cont.next_id, &c.spec);
-    timeline tl = { now + (int64_t)live_lookahead_ms(sv) * 1000000, INT64_MAX, 0, 0, -1 };
     int duet = !reroll && live_duet_on(sv);
-    if (sv->cfg.sync == SYNC_CLOCK && transport_locked(&sv->transport, now)) {
-        time_on_clock(sv, duet, &tl);
-        if (tl.end != INT64_MAX)
-            c.spec.seconds = (double)(tl.end - tl.begin) / NS;
-    }
+    timeline tl = plan(sv, now, duet);
+    if (tl.end != INT64_MAX)
+        c.spec.seconds = (double)(tl.end - tl.begin) / NS;
     if (duet) {         /* endless; the player's notes join it as they come */
         c.spec.duet = 1;
         c.start_ns = tl.begin;
@@ -136,8 +154,23 @@ static int start_at(service *sv, int64_t now, int reroll, double at)
         log_warn_limited(&sv->busy_warn, "generator busy: phrase not answered");
         return -1;
     }
-    begin_live(sv, &c, &tl, duet, now);
+    begin_live(sv, &c, &tl, duet, now, 0);
     return 0;
+}
+
+/* The phrase heard up to session time AT is answered (REROLL: again):
+ * sampled, or after `replay N next` with take N.  0, or -1 (logged). */
+static int answer_at(service *sv, int64_t now, int reroll, double at)
+{
+    unsigned next = sv->cont.replay_next;
+    char why[128];
+    sv->cont.replay_next = 0;
+    if (!reroll && next) {
+        if (live_replay(sv, next, 0, why, sizeof why) == 0)
+            return 0;
+        log_warn("replay next: %s; the phrase is answered as it comes", why);
+    }
+    return start_at(sv, now, reroll, at);
 }
 
 void live_start(service *sv, int64_t now, int reroll)
@@ -146,7 +179,7 @@ void live_start(service *sv, int64_t now, int reroll)
         sv->cont.phrase_end_t = session_time(sv, now);
         sv->cont.have_last_phrase = 1;
     }
-    start_at(sv, now, reroll, sv->cont.phrase_end_t);
+    answer_at(sv, now, reroll, sv->cont.phrase_end_t);
 }
 
 void service_panic(service *sv, int64_t now)
@@ -233,6 +266,29 @@ static void start_late(service *sv, int64_t due)
     c->late_starts++;
 }
 
+/* One event of the continuation onto the scheduler: its deadline from the
+ * continuation's start (absolute: no drift), the duet's thinning (THIN),
+ * the grid, the last bar line. */
+static void place_event(service *sv, const cont_event *e, int thin)
+{
+    live_cont *c = &sv->cont;
+    int64_t due = c->start + (int64_t)(e->time * NS + 0.5);
+    if (e->time > c->last_t)
+        c->last_t = e->time;
+    int on = e->kind == CONT_NOTE_ON;
+    midi_msg m = { (uint8_t)((on ? 0x90 : 0x80) | (sv->cfg.model_channel - 1)), (uint8_t)(e->pitch & 0x7F),
+                   (uint8_t)(on ? (e->velocity ? e->velocity : 64) : 0), 3 };
+    if (on && thin && thinned(sv))
+        return;
+    due = place_on_grid(sv, &m, due);
+    if (due > c->end - 1000000) {   /* 1 ms: rounding of the grid */
+        if (on)
+            return;                 /* on or past the continuation's last bar line */
+        due = c->end;
+    }
+    scheduler_push(&sv->sched, due, &m);
+}
+
 void live_receive(service *sv)
 {
     live_cont *c = &sv->cont;
@@ -245,25 +301,10 @@ void live_receive(service *sv)
             received_end(sv);
             continue;
         }
-        /* Absolute deadline from the continuation's start: no drift. */
-        int64_t due = c->start + (int64_t)(o.ev.time * NS + 0.5);
         if (c->n_received++ == 0)
-            start_late(sv, due);
-        due = c->start + (int64_t)(o.ev.time * NS + 0.5);
-        if (o.ev.time > c->last_t)
-            c->last_t = o.ev.time;
-        int on = o.ev.kind == CONT_NOTE_ON;
-        midi_msg m = { (uint8_t)((on ? 0x90 : 0x80) | (sv->cfg.model_channel - 1)),
-                       (uint8_t)(o.ev.pitch & 0x7F), (uint8_t)(on ? (o.ev.velocity ? o.ev.velocity : 64) : 0), 3 };
-        if (on && thinned(sv))
-            continue;
-        due = place_on_grid(sv, &m, due);
-        if (due > c->end - 1000000) {   /* 1 ms: rounding of the grid */
-            if (on)
-                continue;               /* on or past the continuation's last bar line */
-            due = c->end;
-        }
-        scheduler_push(&sv->sched, due, &m);
+            start_late(sv, c->start + (int64_t)(o.ev.time * NS + 0.5));
+        takes_add(c->take, &o.ev);
+        place_event(sv, &o.ev, 1);
     }
     if (atomic_exchange(&sv->gen.failed, 0))
         log_warn("the engine reported an error (see above); still listening");
@@ -415,7 +456,7 @@ int live_play_file(service *sv, const char *path, char *reply, size_t len)
     phrase_end(&sv->phrase);
     sv->cont.phrase_end_t = base + end;     /* a re-roll answers the file again */
     sv->cont.have_last_phrase = 1;
-    if (hear_file(sv, &f, base) < 0 || start_at(sv, now, 0, base + end) < 0) {
+    if (hear_file(sv, &f, base) < 0 || answer_at(sv, now, 0, base + end) < 0) {
         snprintf(reply, len, "error the generator is busy: %.3000s not played", path);
         goto done;
     }
@@ -425,4 +466,70 @@ int live_play_file(service *sv, const char *path, char *reply, size_t len)
 done:
     smf_free(&f);
     return rc;
+}
+
+/* The take to play for NUMBER: 0 the newest; PREVIOUS: the sampled take
+ * before the last one stepped to (replays are skipped). */
+static const take *choose_take(service *sv, unsigned number, int previous)
+{
+    takes *ts = &sv->takes;
+    if (!previous)
+        return takes_find(ts, number ? number : ts->last);
+    unsigned from = ts->cursor ? ts->cursor : ts->last;
+    for (unsigned n = from; n-- > 1;) {
+        const take *t = takes_find(ts, n);
+        if (!t)
+            break;
+        if (!t->replay_of) {
+            ts->cursor = n;
+            return t;
+        }
+    }
+    return NULL;
+}
+
+/* A copy of the take to send the generator (it frees it); NULL out of memory. */
+static cont_event *copy_events(const cont_event *ev, int n)
+{
+    cont_event *c = malloc(sizeof *c * (size_t)n);
+    if (c)
+        memcpy(c, ev, sizeof *c * (size_t)n);
+    return c;
+}
+
+int live_replay(service *sv, unsigned number, int previous, char *why, size_t len)
+{
+    static cont_event ev[TAKE_EVENTS];  /* the take's events: its slot may be the one the replay reuses */
+    const take *t = choose_take(sv, number, previous);
+    if (!t || t->n == 0) {
+        snprintf(why, len, t ? "take #%u has no notes" : "no take #%u is kept (see takes)", t ? t->number : number);
+        return -1;
+    }
+    int n = t->n;
+    unsigned played = t->number, cursor = sv->takes.cursor;
+    memcpy(ev, t->ev, sizeof *ev * (size_t)n);
+    int64_t now = clock_now_ns();
+    gen_cmd c;
+    live_stop(sv, now);
+    new_command(sv, &c, GEN_REPLAY);
+    c.spec.play = t->play;
+    c.spec.seed = t->seed;
+    c.at = session_time(sv, now);
+    c.n_replay = n;
+    c.replay = copy_events(ev, n);
+    if (!c.replay || generator_send(&sv->gen, &c) < 0) {
+        free(c.replay);
+        snprintf(why, len, "the generator is busy: take #%u not played", played);
+        return -1;
+    }
+    timeline tl = plan(sv, now, 0);
+    begin_live(sv, &c, &tl, 0, now, played);
+    sv->takes.cursor = cursor;          /* a replay does not move "previous take" */
+    for (int i = 0; i < n; i++) {
+        takes_add(sv->cont.take, &ev[i]);
+        place_event(sv, &ev[i], 0);
+    }
+    received_end(sv);
+    snprintf(why, len, "take #%u again, as take #%u", played, sv->takes.last);
+    return 0;
 }

@@ -38,6 +38,8 @@ typedef struct live_cont {
     uint64_t n_received;            /* its events from the generator */
     uint64_t late_starts;           /* continuations whose first event came late: they
                                        started when it came (free time line) */
+    struct take *take;              /* its take (takes.h), being recorded */
+    unsigned replay_next;           /* `replay N next`: the next phrase is answered with take N */
 } live_cont;
 
 /* The continuation is still going: being generated, queued or sounding. */
@@ -71,6 +73,12 @@ int  live_due(struct service *sv, int64_t now, int64_t *wake);
  * at their own times (from the next whole second of the session on), and
  * answered at once.  Returns 0 with the ok reply, or -1 with the error. */
 int  live_play_file(struct service *sv, const char *path, char *reply, size_t len);
+/* Plays take NUMBER again (0: the newest; PREVIOUS: the sampled take before
+ * the one last stepped to), now, placed as an answer is (on the beat with
+ * sync = clock); its notes enter the context as the model's playing, and
+ * it is a take of its own.  Returns 0 with "take #3 again, as take #7" in
+ * MSG, or -1 with why not. */
+int  live_replay(struct service *sv, unsigned number, int previous, char *msg, size_t len);
 /* Panic: stops the continuation and ends every sounding note at once. */
 void service_panic(struct service *sv, int64_t now);
 

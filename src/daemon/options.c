@@ -116,6 +116,10 @@ const option_def config_options[] = {
       CC_HELP("re-rolls the last response (value >= 64)"), NULL },
     { "cc_length", OPT_INT, "25", -1, 127, NULL, LIVE, OFF(cc_length),
       CC_HELP("sets response_seconds (0..127 -> 1..30 s)"), NULL },
+    { "cc_replay", OPT_INT, "-1", -1, 127, NULL, LIVE, OFF(cc_replay),
+      CC_HELP("plays the newest take again (value >= 64; `continuo ctl replay`)"), NULL },
+    { "cc_previous_take", OPT_INT, "-1", -1, 127, NULL, LIVE, OFF(cc_previous_take),
+      CC_HELP("plays the take before again (value >= 64; each press one further back)"), NULL },
     { "cc_density", OPT_INT, "-1", -1, 127, NULL, LIVE, OFF(cc_density),
       CC_HELP("sets density (0..127 -> 0.25..4, 64 about 1)"), NULL },
     { "cc_register", OPT_INT, "-1", -1, 127, NULL, LIVE, OFF(cc_register),
@@ -329,7 +333,7 @@ const char *config_format(const config *c, const option_def *opt, char *buf, siz
 static const char *const controller_keys[] = {
     "cc_handover", "cc_temperature", "cc_top_p", "cc_panic", "cc_reroll", "cc_length", "cc_density",
     "cc_register", "cc_pitch_low", "cc_pitch_high", "cc_velocity", "cc_key_lock", "cc_rhythm_temperature",
-    "cc_pitch_temperature", "cc_motif"
+    "cc_pitch_temperature", "cc_motif", "cc_replay", "cc_previous_take"
 };
 
 static int int_value(const config *c, const option_def *opt)

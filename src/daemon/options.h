@@ -54,6 +54,7 @@ typedef struct config {
     int    cc_handover, cc_temperature, cc_top_p, cc_panic, cc_reroll, cc_length; /* -1 = off */
     int    cc_density, cc_register, cc_pitch_low, cc_pitch_high, cc_velocity, cc_key_lock,
            cc_rhythm_temperature, cc_pitch_temperature, cc_motif;      /* the knobs; -1 = off */
+    int    cc_replay, cc_previous_take;    /* the takes; -1 = off */
     int    midi_thru;                      /* bool */
     int    model_channel;                  /* 1..16 */
     int    lookahead_ms;

@@ -61,6 +61,10 @@ static int control_change(const config *cfg, int key, int val, phrase_changes *o
         act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_PANIC : 0);
     if (key == cfg->cc_reroll)
         act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_REROLL : 0);
+    if (key == cfg->cc_replay)
+        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_REPLAY : 0);
+    if (key == cfg->cc_previous_take)
+        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_PREVIOUS : 0);
     return act;
 }
 

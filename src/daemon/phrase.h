@@ -16,6 +16,8 @@ enum {
     PHRASE_CONTROL  = 16,   /* a mapped CC (not to be sent thru) */
     PHRASE_HEAR     = 32,   /* a note on/off or the sustain pedal: the model hears
                                the message (the engine folds the pedal in) */
+    PHRASE_REPLAY   = 64,   /* the replay CC: the newest take again */
+    PHRASE_PREVIOUS = 128,  /* the previous-take CC: the take before, again */
 };
 
 /* The player's side as the phrase sees it: keys held (all channels merged),

@@ -77,6 +77,10 @@ void service_input(service *sv, const midi_msg *m, int64_t now, int64_t at)
         live_stop(sv, now);
         live_start(sv, now, 1);
     }
+    char why[128];
+    if ((act & (PHRASE_REPLAY | PHRASE_PREVIOUS)) && !sv->cont.duet
+        && live_replay(sv, 0, (act & PHRASE_PREVIOUS) != 0, why, sizeof why) < 0)
+        log_warn_limited(&sv->cc_warn, "controller: %s", why);
 }
 
 /* Keys held past held_note_timeout_ms: their note-off was lost.  The model

@@ -7,6 +7,7 @@
 #include "daemon/control.h"
 #include "daemon/generator.h"
 #include "daemon/live.h"
+#include "daemon/takes.h"
 #include "daemon/options.h"
 #include "daemon/phrase.h"
 #include "daemon/scheduler.h"
@@ -41,6 +42,7 @@ typedef struct service {
     generator    gen;
     uint64_t     seed;
     live_cont    cont;              /* the continuation playing (live.h) */
+    takes        takes;             /* the last answers, to play again (takes.h) */
     int64_t      lat_ns[LAT_SAMPLES];   /* phrase end -> first note, last ones */
     uint64_t     n_lat;
     /* watchdog */

@@ -542,6 +542,58 @@ int continuation_next(continuation *c, cont_event *out)
     return 1;
 }
 
+/* The context's clock up to continuation time T (from its first note). */
+static int feed_until(continuation *c, double t)
+{
+    const vocab *v = c->v;
+    int64_t want = c->ctx.first_step + (int64_t)(t * 1000.0 / v->step_ms + 0.5);
+    while (c->ctx.pos.emit.step < want) {
+        int64_t k = want - c->ctx.pos.emit.step;
+        if (context_feed(&c->ctx, vocab_id(v, EVENT_TIME_SHIFT, k > v->n_time_shifts ? v->n_time_shifts : (int)k)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* One event of a take into the context as the model's. */
+static int feed_event(continuation *c, const cont_event *e)
+{
+    const vocab *v = c->v;
+    if (feed_until(c, e->time) < 0)
+        return -1;
+    if (e->kind == CONT_NOTE_ON) {
+        int bin = velocity_to_bin(v, e->velocity);
+        if (bin != c->ctx.pos.emit.bin && context_feed(&c->ctx, vocab_id(v, EVENT_VELOCITY, bin)) < 0)
+            return -1;
+        c->model_on[e->pitch] = 1;
+        return context_feed(&c->ctx, vocab_id(v, EVENT_NOTE_ON, e->pitch));
+    }
+    if (e->kind == CONT_NOTE_OFF && c->ctx.pos.dec.onset[e->pitch] >= 0) {
+        c->model_on[e->pitch] = 0;
+        return context_feed(&c->ctx, vocab_id(v, EVENT_NOTE_OFF, e->pitch));
+    }
+    return 0;
+}
+
+int continuation_replay(continuation *c, double at, const cont_event *ev, int n)
+{
+    if (flush_pending(c) < 0 || context_begin(&c->ctx, at) < 0)
+        return -1;
+    memset(c->model_on, 0, sizeof c->model_on);
+    context_first_note(&c->ctx);
+    double last = 0;
+    for (int i = 0; i < n; i++) {
+        if (ev[i].pitch >= c->v->min_pitch && ev[i].pitch <= c->v->max_pitch && feed_event(c, &ev[i]) < 0)
+            return -1;
+        last = ev[i].time;
+    }
+    if (feed_until(c, last + CONT_TAIL_S) < 0)
+        return -1;
+    c->n_sampled = 0;
+    continuation_end(c);        /* what it left sounding ends in the context */
+    return 0;
+}
+
 /* The ids sampled, 32 to a line, at debug level. */
 static void log_sampled(const continuation *c)
 {

@@ -110,6 +110,13 @@ void continuation_end(continuation *c);
  * before it are prefilled again. */
 void continuation_rewind(continuation *c);
 
+/* A take played again (`ctl replay`): its events EV (N, times from its
+ * first note, in order) enter the context at time AT as the model's
+ * playing, as if it had sampled them (time shifts, velocities, notes; the
+ * notes it left sounding end CONT_TAIL_S after its last event).  Returns
+ * 0 or -1 (logged). */
+int  continuation_replay(continuation *c, double at, const cont_event *ev, int n);
+
 /* Seconds of the context's time line at the continuation's first note (its
  * time 0), valid once it has one. */
 double continuation_origin(const continuation *c);

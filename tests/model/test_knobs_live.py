@@ -98,11 +98,22 @@ def main():
             status = sv.request("status")
             check('key="C major" key_lock=yes' in status, "status shows the key and its lock: " + status[-300:])
             answer()                                  # 6: C major, locked
+            turn("key_lock", 0)
+            reply = sv.request("replay 1")           # 7: take 1 again, into the model's context
+            check(reply == "ok take #1 again, as take #7", "replay 1: %r" % reply)
+            k += 1
+            wait_answered(sv, k, timeout=60)
+            path = os.path.join(d, "rec%d.mid" % k)
+            check(sv.request("save " + path).startswith("ok"), "save " + path)
+            after = max(n[1] for ns in a for n in ns)
+            a.append([n for n in model_notes(path) if n[0] > after])
+            check("reported an error" not in sv.read_log(), "the replay entered the context without an error")
+            answer()                                  # 8: the model goes on after the replay
             sv.stop()
         finally:
             sv.cleanup()
-        if len(a) != 6 or not all(a):
-            check(False, "six answers, each with notes: %s" % [len(x) for x in a])
+        if len(a) != 8 or not all(a):
+            check(False, "eight answers, each with notes: %s" % [len(x) for x in a])
             return done()
         base = a[0]
         print("answer    notes  notes/s  pitch  velocity  range")
@@ -117,6 +128,9 @@ def main():
               abs(mean([n[3] for n in a[3]]) - 100) <= 12, "velocity 100 plays near 100")
         check(all(55 <= n[2] <= 67 for n in a[4]), "pitch_low 55, pitch_high 67 hold for every note")
         check(all(n[2] % 12 in C_MAJOR for n in a[5]), "key_lock keeps every note in C major")
+        same = len(a[6]) == len(base) and all(
+            x[2:] == y[2:] and abs((x[0] - base[0][0]) - (y[0] - a[6][0][0])) <= 0.02 for x, y in zip(base, a[6]))
+        check(same, "replay 1 plays the first answer note for note (%d notes against %d)" % (len(a[6]), len(base)))
     return done()
 
 
