@@ -68,6 +68,27 @@ static int parse_whole(const cli_option *o, const char *s, long long *out)
     return 0;
 }
 
+/* store's two kinds that are more than a number or a word: a value type's
+ * (its parse says what was wrong), and a repeatable option. */
+static int store_more(const cli_spec *spec, const cli_option *o, const char *spelled, const char *value)
+{
+    char why[512];
+    if (o->kind == CLI_KIND_PARSED) {
+        if (o->vtype->parse(value, o->dest, why, sizeof why) < 0) {
+            fprintf(stderr, "continuo %s: %s: %s\n", spec->name, spelled, why);
+            return 2;
+        }
+        return 0;
+    }
+    cli_list *l = o->dest;
+    if (l->n == l->max) {
+        fprintf(stderr, "continuo %s: too many %s options (at most %d)\n", spec->name, spelled, l->max);
+        return 2;
+    }
+    l->item[l->n++] = value;
+    return 0;
+}
+
 /* Stores VALUE (not NULL) of option O, given as SPELLED; 0, or 2 after the message. */
 static int store(const cli_spec *spec, const cli_option *o, const char *spelled, const char *value)
 {
@@ -114,23 +135,9 @@ static int store(const cli_spec *spec, const cli_option *o, const char *spelled,
         }
         *(int *)o->dest = idx;
         return 0;
-    case CLI_KIND_PARSED: {
-        char why[512];
-        if (o->vtype->parse(value, o->dest, why, sizeof why) < 0) {
-            fprintf(stderr, "continuo %s: %s: %s\n", spec->name, spelled, why);
-            return 2;
-        }
-        return 0;
-    }
-    case CLI_KIND_LIST: {
-        cli_list *l = o->dest;
-        if (l->n == l->max) {
-            fprintf(stderr, "continuo %s: too many %s options (at most %d)\n", spec->name, spelled, l->max);
-            return 2;
-        }
-        l->item[l->n++] = value;
-        return 0;
-    }
+    case CLI_KIND_PARSED:
+    case CLI_KIND_LIST:
+        return store_more(spec, o, spelled, value);
     case CLI_KIND_FLAG:
     case CLI_KIND_HELP:
         break;
