@@ -63,9 +63,11 @@ cut), each note's end clipped to the window's end:
   ts_entropy  entropy in bits of the inter-onset intervals (onsets sorted),
               each rounded to whole 10 ms steps and capped at 100 (1 s); a
               chord's notes give 0-step intervals (NaN under 2 notes)
+  pitch_entropy  entropy in bits of the notes' pitches (each MIDI number a
+              value; NaN without notes)
 
 Ratios are model / real, per piece, then averaged over the pieces where the
-real value is not 0.  in_key, motif and ts_entropy are meant to be compared
+real value is not 0.  in_key, motif and the two entropies are meant to be compared
 between settings (a knob's effect) more than with the pianist: a sweep prints
 every measure's absolute mean per setting (and the JSON's runs[].means).
 
@@ -181,6 +183,7 @@ MEASURES = [
     ("in_key", "in_key", "{:.3f}"),
     ("motif", "motif", "{:.3f}"),
     ("ts_entropy", "ts_entropy", "{:.2f}"),
+    ("pitch_entropy", "pitch_entropy", "{:.2f}"),
 ]
 
 
@@ -313,6 +316,7 @@ def measure(notes, start, seconds, primer, note_cap, max_held, scale=None):
     out["in_key"] = in_key_share(w.pitch, scale)
     out["motif"] = motif_share(w, primer)
     out["ts_entropy"] = onset_entropy(w.onset)
+    out["pitch_entropy"] = pitch_entropy(w.pitch)
     return out
 
 
@@ -348,6 +352,16 @@ def motif_share(window, primer):
     if not pats or not known:
         return math.nan
     return sum(t in known for t in pats) / len(pats)
+
+
+def pitch_entropy(pitch):
+    """Entropy in bits of the note-ons' pitches (each MIDI number a value).  NaN without notes."""
+    p = np.asarray(pitch, dtype=np.int64)
+    if len(p) == 0:
+        return math.nan
+    q = np.bincount(p) / len(p)
+    q = q[q > 0]
+    return float((q * np.log2(1 / q)).sum())
 
 
 def onset_entropy(onset, step=0.01, cap=100):

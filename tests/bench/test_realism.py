@@ -53,6 +53,7 @@ FOLDED = [(o, r if p != 67 else o + 0.5, p, 61 if v == 63 else v) for o, r, p, v
 #     (0,12,-12); of the window's only the five (0,0,0) of the 67s are among them: 5 / 46
 #   ts_entropy: 48 intervals: 0 steps 21 (two in the chord at 10 s, one in each of the 19 pairs),
 #     50 steps 19, 100 (capped: 2.5 s, then 1 s x 7) 8
+#   pitch_entropy: the pitches 48 once, 60 and 64 20 times each, 67 8 times
 VELS = [61] * 40 + [101] + [81] * 8
 VEL_MEAN = sum(VELS) / 49
 EXPECTED = {
@@ -60,7 +61,7 @@ EXPECTED = {
     "vel": VEL_MEAN, "vel_sd": math.sqrt(sum((v - VEL_MEAN) ** 2 for v in VELS) / 49),
     "pc": 19 / 28, "top": 20 / 49, "len25": 0.25, "len50": 0.5, "len75": 0.5, "capped": 1 / 41,
     "pitch": 3064 / 49, "motif": 5 / 46, "ts_entropy": sum(k / 48 * math.log2(48 / k) for k in (21, 19, 8)),
-    "in_key": 29 / 49,
+    "in_key": 29 / 49, "pitch_entropy": sum(k / 49 * math.log2(49 / k) for k in (1, 20, 20, 8)),
 }
 SCALE = "C harmonic minor"      # --scale-key of the runs EXPECTED is checked against
 
@@ -175,6 +176,9 @@ def check_measures(check, close):
     check(close(h, 1 / 3 + math.log2(3)), f"ts_entropy: 10 ms steps, chords 0, capped at 1 s ({h})")
     check(close(rl.onset_entropy([0.0, 0.5, 1.0, 1.5]), 0.0) and math.isnan(rl.onset_entropy([1.0])),
           "ts_entropy: one interval repeated is 0 bits, one note NaN")
+    # pitch_entropy: 60 60 62 64 -> p = 1/2 1/4 1/4 -> 1.5 bits; one pitch 0; none NaN
+    check(close(rl.pitch_entropy([60, 62, 60, 64]), 1.5) and close(rl.pitch_entropy([60, 60]), 0.0)
+          and math.isnan(rl.pitch_entropy([])), "pitch_entropy: bits of the pitches, 0 for one, NaN for none")
 
 
 def first_block(stdout, starts):
@@ -329,9 +333,10 @@ def main() -> int:
         head = means[1].split() if len(means) > 1 else []
         pianist = means[2].split() if len(means) > 2 else []
         first = means[3].split() if len(means) > 3 else []
-        check(head[-5:] == ["full", "pitch", "in_key", "motif", "ts_entropy"] and pianist[:2] == ["pianist", "2.45"]
+        check(head[-6:] == ["full", "pitch", "in_key", "motif", "ts_entropy", "pitch_entropy"]
+              and pianist[:2] == ["pianist", "2.45"]
               and first[:6] == ["C", "major", "no", "40", "2", "-12"] and first[6:8] == ["2.45", "1.40"]
-              and first[-4:] == ["62.5", "0.592", "0.109", "1.48"] and len(means) >= 11,
+              and first[-5:-1] == ["62.5", "0.592", "0.109", "1.48"] and len(means) >= 11,
               f"the sweep prints the pianist's and each setting's absolute means ({means[1:4]})")
 
         # --midi: files instead of a split, each a piece
