@@ -449,9 +449,16 @@ int live_play_file(service *sv, const char *path, char *reply, size_t len)
         goto done;
     }
     int64_t now = clock_now_ns();
-    /* from the next whole second on, after anything heard so far: whole
-     * seconds keep the file's times on the codec's 10 ms steps */
-    double base = ceil(session_time(sv, now));
+    /* After everything heard and played so far: the last answer's events
+     * sit on the context's time line from its phrase's end, which can run
+     * ahead of the session's (a file's answer starts before the file's own
+     * time has passed).  From the next whole second after both, and a whole
+     * silence cap further (the context shortens longer gaps to
+     * CONTEXT_MAX_GAP_S): the file is a new phrase, the gap before it the
+     * same whatever came before, so the same file and seed answer the
+     * same; whole seconds keep its times on the codec's 10 ms steps. */
+    double heard = session_time(sv, now), played = sv->cont.phrase_end_t + sv->cont.last_t + CONT_TAIL_S + 1;
+    double base = ceil(played > heard ? played : heard) + CONTEXT_MAX_GAP_S;
     live_stop(sv, now);
     phrase_end(&sv->phrase);
     sv->cont.phrase_end_t = base + end;     /* a re-roll answers the file again */

