@@ -336,49 +336,6 @@ struct synth_fluid {
     int unused;
 };
 
-/* What can be checked before FluidSynth starts: the soundfont is a file,
- * the driver is built in, and SDL's audio is up for sdl2 (WHY, LEN: room
- * for its cause); -1 (logged) when one is not. */
-static int check_opts(const synth_fluid_opts *o, char *why, size_t len)
-{
-    struct stat st;
-    if (o->soundfont) {
-        if (stat(o->soundfont, &st) < 0) {
-            log_error("cannot open soundfont %s: %s", o->soundfont, strerror(errno));
-            return -1;
-        }
-        if (!S_ISREG(st.st_mode)) {
-            log_error("cannot open soundfont %s: not a regular file", o->soundfont);
-            return -1;
-        }
-    }
-    if (o->driver && !synth_fluid_has_driver(o->driver)) {
-        driver_error(o, "this FluidSynth has no such driver");
-        return -1;
-    }
-    if (o->driver && strcmp(o->driver, "sdl2") == 0 && sdl_audio_init(why, len) < 0) {
-        driver_error(o, why);
-        return -1;
-    }
-    return 0;
-}
-
-/* The settings of the audio driver O names: its output file or device, and
- * JACK's autoconnect; -1 (logged) for a device it cannot take. */
-static int set_driver(fluid_settings_t *st, const synth_fluid_opts *o)
-{
-    fluid_settings_setstr(st, "audio.driver", o->driver);
-    if (strcmp(o->driver, "file") == 0) {
-        fluid_settings_setstr(st, "audio.file.name", o->file);
-        fluid_settings_setstr(st, "audio.file.type", "wav");
-    } else if (o->device && *o->device && set_device(st, o->driver, o->device) < 0) {
-        return -1;
-    }
-    if (strcmp(o->driver, "jack") == 0)
-        fluid_settings_setint(st, "audio.jack.autoconnect", 1);
-    return 0;
-}
-
 synth_fluid *synth_fluid_open(const synth_fluid_opts *o)
 {
     log_error("cannot open soundfont %s: continuo was built without FluidSynth",
