@@ -73,7 +73,8 @@ every measure's absolute mean per setting (and the JSON's runs[].means).
 
 `continue`'s options (the CONTINUE_OPTIONS table: the sampling settings and
 the musical knobs --density, --register, --pitch-low/-high, --velocity, --key,
---key-lock, --rhythm-/--pitch-temperature, --motif) pass through as given or
+--key-lock, --rhythm-/--pitch-temperature, --motif) and the candidates (--candidates,
+--candidate-score) pass through as given or
 in --sweep KEY=V1,V2 (key_lock=no,yes: yes passes the flag, no omits it).
 Exit status: 0, 1 on an error (named with its file), 2 on bad usage.
 """
@@ -126,6 +127,16 @@ def key_value(text):
     return text
 
 
+SCORES = ("likelihood", "nudged", "motif", "pace", "mix")
+
+
+def score_value(text):
+    """--candidate-score: one of SCORES."""
+    if text not in SCORES:
+        raise ValueError(f"not one of {', '.join(SCORES)}")
+    return text
+
+
 # The options passed through to `continuo continue`, one row each:
 # key -> (flag, parse, help); parse None: a flag without a value (True passes it, False omits it).
 # Ranges are continue's to check (its message names the option); the help says its default.
@@ -147,6 +158,9 @@ CONTINUE_OPTIONS = {
     "rhythm_temperature": ("--rhythm-temperature", float, "its default: 1"),
     "pitch_temperature": ("--pitch-temperature", float, "its default: 1"),
     "motif": ("--motif", float, "0..1; its default: 0"),
+    "candidates": ("--candidates", int, "continuations side by side, the best played, 1..8; its default: 1"),
+    "candidate_score": ("--candidate-score", score_value,
+                        "likelihood, nudged, motif, pace or mix; its default: likelihood"),
 }
 
 
@@ -667,7 +681,7 @@ def flag_value(text):
 
 # What each parse function takes, for the messages.
 VALUE_WHAT = {float: "number", int: "whole number", velocity_value: "velocity (auto or 1..127)",
-              key_value: "key", flag_value: "yes/no"}
+              key_value: "key", flag_value: "yes/no", score_value: "candidate score (" + ", ".join(SCORES) + ")"}
 
 
 def arg_type(parse):
@@ -731,7 +745,7 @@ def parse_args(argv):
         if parse is None:
             ap.add_argument(flag, action="store_const", const=True, help=f"passed to continue ({text})")
         else:
-            meta = {float: "X", int: "N", velocity_value: "auto|V", key_value: "KEY"}[parse]
+            meta = {float: "X", int: "N", velocity_value: "auto|V", key_value: "KEY", score_value: "SCORE"}[parse]
             ap.add_argument(flag, type=arg_type(parse), metavar=meta, help=f"passed to continue ({text})")
     ap.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
                     help=f"run every combination (keys: {' '.join(CONTINUE_OPTIONS)}; key_lock=no,yes) and print "

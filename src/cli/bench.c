@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/opts.h"
+#include "model/batch.h"
 #include "model/model.h"
 #include "model/pool.h"
 #include "util/clock.h"
@@ -36,15 +37,23 @@ static const char bench_usage[] =
     "usage: continuo bench [--model FILE] [--threads N] [--events N] [--no-torch]\n"
     "Measures on one model file, in one run: prefill events/s for a 1024-event primer,\n"
     "decode events/s at contexts 256, 1024, 2048 and the model's own (KV cache; none\n"
-    "beyond the model's context), peak memory, and the\n"
-    "weight bytes read per second against a measured memory read bandwidth; the same\n"
-    "for the PyTorch reference (/usr/bin/python3 train/bench_torch.py) with the same threads.\n";
+    "beyond the model's context), peak memory, and the weight bytes read per second\n"
+    "against a measured memory read bandwidth; the same for the PyTorch reference\n"
+    "(/usr/bin/python3 train/bench_torch.py) with the same threads.  Then the C engine's\n"
+    "batched decode of 1, 2, 4 and 8 sequences at the model's context (the candidate\n"
+    "answers): events/s per sequence and in all.\n";
+
+/* Batched decoding is timed for these numbers of sequences. */
+#define N_BATCH 4
+static const int batch_sizes[N_BATCH] = { 1, 2, 4, 8 };
 
 /* Results of one side. */
 typedef struct bench_result {
     double prefill_eps;         /* events/s */
     int    prefill_n;
     double decode_eps[N_CTX];   /* 0: not measured (context too small) */
+    double batch_eps[N_BATCH];  /* C engine: events/s of all sequences together, at batch_context */
+    int    batch_context;
     double rss_mb;
     double weight_bytes;        /* read per decoded event */
 } bench_result;
@@ -94,6 +103,38 @@ static double measure_bandwidth(float *buf, size_t n, int threads)
 
 /* ------------------------------------------------------------------ C engine */
 
+/* Batched decoding at the model's own context: B sequences forked from a
+ * context of context - EV events, each stepped EV times together (best of
+ * 3); events/s of all of them. */
+static void bench_batch(model_state *s, const int *toks, int events, bench_result *r)
+{
+    const model_config *c = &s->m->cfg;
+    int ev = events < c->context - 1 ? events : c->context - 1, seqs[8], ids[8];
+    model_batch b;
+    if (model_batch_init(&b, s, 8) != 0)
+        return;
+    r->batch_context = c->context;
+    for (int k = 0; k < N_BATCH; k++) {
+        int nb = batch_sizes[k];
+        double best = 1e9;
+        for (int rep = 0; rep < 3; rep++) {
+            model_prefill(s, toks, c->context - ev, NULL);
+            for (int i = 0; i < nb; i++)
+                model_batch_fork(&b, seqs[i] = i);
+            double t0 = clock_now_seconds();
+            for (int e = 0; e < ev; e++) {
+                for (int i = 0; i < nb; i++)
+                    ids[i] = toks[(c->context - ev + e + 97 * i) % c->context];
+                model_batch_decode(&b, seqs, ids, nb);
+            }
+            double dt = clock_now_seconds() - t0;
+            best = dt < best ? dt : best;
+        }
+        r->batch_eps[k] = (double)nb * ev / best;
+    }
+    model_batch_free(&b);
+}
+
 static int bench_engine(const model *m, int threads, int events, bench_result *r)
 {
     model_state s;
@@ -134,6 +175,7 @@ static int bench_engine(const model *m, int threads, int events, bench_result *r
         }
         r->decode_eps[k] = ev / dbest;
     }
+    bench_batch(&s, toks, events, r);
     r->weight_bytes = (double)m->w.decode_bytes;
     r->rss_mb = peak_rss_mb();
     free(toks);
@@ -290,6 +332,19 @@ static void print_table(const bench_report *r)
     }
 }
 
+/* Batched decoding: events/s per sequence and in all, against one sequence. */
+static void print_batch(const bench_report *r)
+{
+    const bench_result *ce = &r->ce;
+    if (ce->batch_eps[0] <= 0)
+        return;
+    printf("\nbatched decode at context %d (C engine; candidates decode this way)\n", ce->batch_context);
+    printf("  %-12s %16s %16s %12s\n", "sequences", "events/s each", "events/s total", "total / B=1");
+    for (int k = 0; k < N_BATCH; k++)
+        printf("  %-12d %16.0f %16.0f %11.2fx\n", batch_sizes[k], ce->batch_eps[k] / batch_sizes[k],
+               ce->batch_eps[k], ce->batch_eps[k] / ce->batch_eps[0]);
+}
+
 /* The bandwidth, the decode speed against its limit, and the cost of context. */
 static void print_limits(const bench_report *r, int threads)
 {
@@ -348,6 +403,7 @@ int cmd_bench(int argc, char **argv)
     r.have_t = !a.no_torch && bench_torch(script, path, a.threads, a.events, &r.te) == 0;
     measure_bandwidths(a.threads, &r);
     print_table(&r);
+    print_batch(&r);
     print_limits(&r, a.threads);
     model_free(&m);
     return 0;

@@ -12,6 +12,7 @@
 #include "codec/vocab.h"
 #include "midi/smf.h"
 #include "model/model.h"
+#include "play/candidates.h"
 #include "play/continuation.h"
 #include "play/play_options.h"
 #include "util/fileio.h"
@@ -28,7 +29,7 @@ static const char continue_usage[] =
 /* ------------------------------------------------------------------ generation */
 
 typedef struct continue_opts {
-    const char *primer_path, *out_path, *plot_path, *model_arg;
+    const char *primer_path, *out_path, *plot_path, *attention_path, *model_arg;
     double seconds;
     play_settings play;                 /* the table `serve` reads too (play_options.h) */
     uint64_t seed;                      /* SEED_FROM_CLOCK until parsed */
@@ -52,6 +53,7 @@ static void set_defaults(continue_opts *o)
 #define PLAY_CLI_BOOL(cli, arg, lo, hi, dst, help)   CLI_FLAG(cli, 0, dst, help)
 #define PLAY_CLI_VELOCITY(cli, arg, lo, hi, dst, help) CLI_PARSED(cli, 0, arg, &play_type_velocity, dst, help)
 #define PLAY_CLI_KEY(cli, arg, lo, hi, dst, help)    CLI_PARSED(cli, 0, arg, &play_type_key, dst, help)
+#define PLAY_CLI_SCORE(cli, arg, lo, hi, dst, help)  CLI_PARSED(cli, 0, arg, &play_type_score, dst, help)
 #define PLAY_CLI_ROW(key, cli, kind, field, def, lo, hi, arg, apply, help) \
     PLAY_CLI_##kind(cli, arg, lo, hi, &o->play.field, help "\n(default " def "; serve's " key ")"),
 
@@ -82,6 +84,10 @@ static int parse_args(int argc, char **argv, continue_opts *o)
         CLI_FLAG("verbose", 'v', &o->verbose, "log more: the ids sampled, as `serve -v` logs them"),
         CLI_FILE("plot", 0, "OUT.svg|png", &o->plot_path,
                  "also draw a piano roll (primer and continuation in two colours)"),
+        CLI_FILE("plot-attention", 0, "OUT.svg", &o->attention_path,
+                 "also draw what the model listens to: the piano roll with, for\n"
+                 "each note it plays, lines to the earlier notes its last layer\n"
+                 "attended to most (the relative attention finding the motif)"),
         LISTEN_OPTIONS(&o->listen),
         CLI_OPT_THREADS(&o->threads),
         CLI_OPT_HELP,
@@ -100,6 +106,15 @@ static int parse_args(int argc, char **argv, continue_opts *o)
     }
     if (o->plot_path && !pianoroll_format_ok(o->plot_path)) {
         fprintf(stderr, "continuo continue: --plot draws SVG or PNG: give a file name ending in .svg or .png\n");
+        return 2;
+    }
+    if (o->attention_path && !cli_has_suffix(o->attention_path, ".svg")) {
+        fprintf(stderr, "continuo continue: --plot-attention draws SVG: give a file name ending in .svg\n");
+        return 2;
+    }
+    if (o->attention_path && o->play.candidates > 1) {
+        fprintf(stderr, "continuo continue: --plot-attention draws one continuation as it is sampled: "
+                        "use it with --candidates 1 (and the seed the candidates run printed)\n");
         return 2;
     }
     if (o->seed == SEED_FROM_CLOCK)
@@ -128,6 +143,8 @@ static int notes_to_track(const note_list *notes, int channel, smf_event **ev, s
 typedef struct continue_run {
     model m;
     continuation cont;                 /* the context, the sampler, the rules: serve's */
+    candidates cands;                  /* --candidates B > 1 */
+    int have_cands, chosen;
     const vocab *v;
     int have_model, have_cont;
     smf primer_file;                   /* the primer as read */
@@ -142,6 +159,8 @@ static void run_free(continue_run *r)
     note_list_free(&r->cont_notes);
     note_list_free(&r->primer);
     smf_free(&r->primer_file);
+    if (r->have_cands)
+        candidates_free(&r->cands);
     if (r->have_cont)
         continuation_free(&r->cont);
     if (r->have_model)
@@ -176,6 +195,7 @@ static int hear_primer(continue_run *r, const continue_opts *o)
                           !o->step) != 0)
         return -1;
     r->have_cont = 1;
+    r->cont.want_attention = o->attention_path != NULL;
     r->cont.ctx.pos.dec.max_note_s = o->play.max_note_ms / 1000.0;
     double end = 0;
     for (size_t i = 0; i < f->n_events; i++) {
@@ -209,6 +229,37 @@ static int end_note(continue_run *r, const double *on, const uint8_t *vel, int p
     return note_list_append(&r->cont_notes, &n);
 }
 
+/* --candidates B: B continuations sampled side by side (seeds seed ..
+ * seed + B - 1, one batched decode for all), each measured (logged), the
+ * best by --candidate-score played: the continuation goes on as that one. */
+static int pick_candidate(continue_run *r, const play_settings *p)
+{
+    int b = p->candidates, going;
+    r->chosen = 0;
+    if (b <= 1)
+        return 0;
+    if (candidates_init(&r->cands, &r->cont, b) != 0)
+        return -1;
+    r->have_cands = 1;
+    if (candidates_start(&r->cands, b) != 0)
+        return -1;
+    while ((going = candidates_step(&r->cands)) > 0)
+        ;
+    if (going < 0)
+        return -1;
+    r->chosen = candidates_best(&r->cands, p->candidate_score);
+    for (int i = 0; i < b; i++) {
+        cand_measures m;
+        candidates_measure(&r->cands, i, &m);
+        log_info("candidate %d (seed %llu): %d notes, %d events; likelihood %.4f, nudged %.4f, motif %.3f, "
+                 "pace %.3f%s", i, (unsigned long long)(r->cont.spec.seed + (uint64_t)i), m.notes, m.ids,
+                 m.likelihood, m.nudged, m.motif, m.pace, i == r->chosen ? " (played)" : "");
+    }
+    log_info("candidates: %d side by side in %ld batched steps; %d played (best %s)", b, r->cands.steps,
+             r->chosen, play_score_name(p->candidate_score));
+    return candidates_choose(&r->cands, r->chosen);
+}
+
 /* Samples the continuation: its events become notes. */
 static int generate(continue_run *r)
 {
@@ -220,6 +271,8 @@ static int generate(continue_run *r)
     double last = 0;
     int rc;
     r->t_end = r->t_start;
+    if (pick_candidate(r, &r->cont.spec.play) != 0)
+        return -1;
     while ((rc = continuation_next(&r->cont, &ev)) > 0) {
         int p = ev.pitch;
         last = ev.time;
@@ -238,6 +291,28 @@ static int generate(continue_run *r)
     return 0;
 }
 
+/* --plot-attention: the piano roll with, for each note the continuation
+ * played, lines back to the earlier notes its last layer attended to most. */
+static int write_attention(const continue_run *r, const char *path)
+{
+    const continuation *c = &r->cont;
+    roll_link *links = malloc(sizeof *links * (size_t)(c->n_attention * CONT_ATTENTION_TOP + 1));
+    size_t n = 0;
+    if (!links) {
+        log_error("%s: out of memory for the attention picture", path);
+        return -1;
+    }
+    for (int i = 0; i < c->n_attention; i++) {
+        const cont_attention *a = &c->attention[i];
+        for (int k = 0; k < a->n; k++)
+            links[n++] = (roll_link){ r->t_start + a->time, r->t_start + a->src_time[k], a->pitch,
+                                      a->src_pitch[k], a->weight[k] };
+    }
+    int rc = pianoroll_write_links(path, &r->primer, &r->cont_notes, r->t_start, links, n);
+    free(links);
+    return rc;
+}
+
 /* The MIDI file of primer and continuation, the piano roll, the summary
  * line, then --wav and --play. */
 static int write_outputs(continue_run *r, const continue_opts *o)
@@ -253,9 +328,15 @@ static int write_outputs(continue_run *r, const continue_opts *o)
         goto done;
     if (o->plot_path && pianoroll_write(o->plot_path, &r->primer, &r->cont_notes, r->t_start) != 0)
         goto done;
+    if (o->attention_path && write_attention(r, o->attention_path) != 0)
+        goto done;
     printf("%s: primer %zu notes (%zu events, %.2f s), continuation %zu notes (%zu events, %.2f s from %.2f s), "
-           "seed %llu\n", o->out_path, r->primer.n, r->n_primer_ids, r->t_start, r->cont_notes.n, r->n_events,
-           r->t_end - r->t_start, r->t_start, (unsigned long long)o->seed);
+           "seed %llu", o->out_path, r->primer.n, r->n_primer_ids, r->t_start, r->cont_notes.n, r->n_events,
+           r->t_end - r->t_start, r->t_start, (unsigned long long)(o->seed + (uint64_t)r->chosen));
+    if (o->play.candidates > 1)
+        printf(" (candidate %d of %d, best %s)", r->chosen, o->play.candidates,
+               play_score_name(o->play.candidate_score));
+    printf("\n");
     rc = listen_output(&o->listen, tracks, 2);
 done:
     free(ev_p);

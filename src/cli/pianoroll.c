@@ -67,12 +67,29 @@ static int note_box(const roll_layout *L, const note *n, double *x, double *y, d
 
 /* ------------------------------------------------------------------ SVG */
 
-static int write_svg(FILE *fp, const roll_layout *L, const note_list *lists[2])
+/* The attention's lines: from the onset of the note that attended (its
+ * box's left middle) to the onset of the one it attended to. */
+static void write_svg_links(FILE *fp, const roll_layout *L, const roll_link *links, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const roll_link *k = &links[i];
+        if (k->t_from < L->t0)
+            continue;
+        double x1 = L->ml + (k->t_to - L->t0) * L->sx, y1 = L->mt + (L->hi - k->pitch_to + 0.5) * L->sy;
+        double x2 = L->ml + (k->t_from - L->t0) * L->sx, y2 = L->mt + (L->hi - k->pitch_from + 0.5) * L->sy;
+        fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#2ca02c\" "
+                    "stroke-opacity=\"%.2f\" stroke-width=\"%.2f\"/>\n",
+                x1, y1, x2, y2, 0.15 + 0.85 * k->weight, 0.5 + 2.0 * k->weight);
+    }
+}
+
+static int write_svg(FILE *fp, const roll_layout *L, const note_list *lists[2], const roll_link *links, size_t n)
 {
     fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
                 "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", L->W, L->H);
-    fprintf(fp, "<text x=\"%.0f\" y=\"18\">primer (blue) and continuation (orange); time in seconds, "
-                "pitch as MIDI note number</text>\n", L->ml);
+    fprintf(fp, "<text x=\"%.0f\" y=\"18\">primer (blue) and continuation (orange)%s; time in seconds, "
+                "pitch as MIDI note number</text>\n", L->ml,
+            links ? "; green: for each note played, the earlier notes the model attended to most" : "");
     for (double t = ceil(L->t0 / L->step) * L->step; t <= L->t_end + 1e-9; t += L->step) {
         double x = L->ml + (t - L->t0) * L->sx;
         fprintf(fp, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>"
@@ -96,6 +113,8 @@ static int write_svg(FILE *fp, const roll_layout *L, const note_list *lists[2])
                         "fill-opacity=\"%.2f\"/>\n", x, y, w, h, roll_colour[k][0], roll_colour[k][1],
                     roll_colour[k][2], 0.35 + 0.65 * n->velocity / 127.0);
         }
+    if (links)
+        write_svg_links(fp, L, links, n);
     double xs = L->ml + (L->t_split - L->t0) * L->sx;
     fprintf(fp, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"black\" stroke-dasharray=\"4 3\"/>\n"
                 "</svg>\n", xs, L->mt, xs, L->H - L->mb);
@@ -229,14 +248,24 @@ int pianoroll_format_ok(const char *path)
 
 int pianoroll_write(const char *path, const note_list *primer, const note_list *cont, double t_split)
 {
+    return pianoroll_write_links(path, primer, cont, t_split, NULL, 0);
+}
+
+int pianoroll_write_links(const char *path, const note_list *primer, const note_list *cont, double t_split,
+                          const roll_link *links, size_t n)
+{
     const note_list *lists[2] = { primer, cont };
     roll_layout L;
     atomic_file af;
 
+    if (links && !cli_has_suffix(path, ".svg")) {
+        log_error("%s: the attention picture is drawn as SVG: name it FILE.svg", path);
+        return -1;
+    }
     roll_layout_init(&L, lists, t_split);
     if (atomic_file_open(&af, path) != 0)
         return -1;
-    int rc = cli_has_suffix(path, ".png") ? draw_png(af.fp, path, &L, lists) : write_svg(af.fp, &L, lists);
+    int rc = cli_has_suffix(path, ".png") ? draw_png(af.fp, path, &L, lists) : write_svg(af.fp, &L, lists, links, n);
     if (rc != 0) {
         atomic_file_abort(&af);
         return -1;

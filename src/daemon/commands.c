@@ -41,10 +41,10 @@ static void status_knobs(const play_settings *p, char *reply, size_t len)
     play_type_key.format(&p->key, key, sizeof key);
     snprintf(reply + used, len - used,
              " density=%g%s register=%d pitch_low=%d pitch_high=%d velocity=%s key=\"%s\" key_lock=%s"
-             " rhythm_temperature=%g pitch_temperature=%g motif=%g",
+             " rhythm_temperature=%g pitch_temperature=%g motif=%g candidates=%d candidate_score=%s",
              p->density, p->sampling.pace <= 0 && p->density != 1 ? "(off:pace=0)" : "", p->register_shift,
              p->pitch_low, p->pitch_high, vel, key, p->key_lock ? "yes" : "no", p->rhythm_temperature,
-             p->pitch_temperature, p->motif);
+             p->pitch_temperature, p->motif, p->candidates, play_score_name(p->candidate_score));
 }
 
 static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t len)
@@ -77,12 +77,14 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
     if (used < len)
         snprintf(reply + used, len - used,
                  " sync=%s tempo=%.2f clock=%s transport=%s bar=%" PRId64 " beat=%" PRId64 " mode=%s"
-                 " on_tick=%" PRIu64 " off_tick=%" PRIu64 " duet_thinned=%" PRIu64 " late_starts=%" PRIu64,
+                 " on_tick=%" PRIu64 " off_tick=%" PRIu64 " duet_thinned=%" PRIu64 " late_starts=%" PRIu64
+                 " candidates_prepared=%" PRIu64,
                  sv->cfg.sync == SYNC_CLOCK ? "clock" : "free", transport_bpm(&sv->transport),
                  transport_locked(&sv->transport, clock_now_ns()) ? "locked" : "none",
                  sv->transport.running ? "playing" : "stopped", pos / bar_len + 1,
                  pos % bar_len / TRANSPORT_PPQN + 1, sv->cfg.mode == MODE_DUET ? "duet" : "call",
-                 sv->cont.anchored, sv->cont.anchor_missed, sv->cont.duet_thinned, sv->cont.late_starts);
+                 sv->cont.anchored, sv->cont.anchor_missed, sv->cont.duet_thinned, sv->cont.late_starts,
+                 sv->cont.prepared);
     status_knobs(&sv->cfg.play, reply, len);
 }
 

@@ -33,7 +33,15 @@
  *           sampled; the loop plays them).
  * hear_until: (may be NULL) a duet: no message of the player earlier than
  *           session time T will come, so what listen held back (the events
- *           of a message's own 10 ms step) enters the context. */
+ *           of a message's own 10 ms step) enters the context.
+ * prepare:  (may be NULL) the phrase heard up to session time AT may have
+ *           ended (nothing held, the pedal up): the candidate answers of
+ *           SPEC (spec.play.candidates) start, to be thought over in the
+ *           silence; a begin with the same spec takes the best of them, a
+ *           listen that the context takes (the player plays on) drops them.
+ * think:    (may be NULL) one step of the prepared candidates (one batched
+ *           decode of all): 1 while there is more to think, 0 when there is
+ *           none (none prepared, or all at their end), -1 on error. */
 typedef struct engine_ops {
     const char *name;
     int  (*open)(void **state, const config *cfg);
@@ -48,6 +56,8 @@ typedef struct engine_ops {
      * nothing worth a head start), for lookahead_ms = -1 (auto). */
     double (*ms_per_event)(void *state);
     int  (*replay)(void *state, double at, const cont_event *ev, int n);
+    int  (*prepare)(void *state, double at, const cont_spec *spec);
+    int  (*think)(void *state);
 } engine_ops;
 
 /* "echo": answers with the player's last phrase a fifth up, at its timing

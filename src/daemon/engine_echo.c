@@ -116,6 +116,7 @@ static void echo_rewind(void *state)
 
 const engine_ops engine_echo = {
     "echo", echo_open, echo_close, echo_listen, echo_begin, echo_next, echo_end, echo_rewind, NULL, NULL, NULL,
+    NULL, NULL,
 };
 
 /* "stall": echo's first event, then it never returns from the engine, as a
@@ -132,4 +133,5 @@ static int stall_next(void *state, cont_event *out)
 
 const engine_ops engine_stall = {
     "stall", echo_open, echo_close, echo_listen, echo_begin, stall_next, echo_end, echo_rewind, NULL, NULL, NULL,
+    NULL, NULL,
 };

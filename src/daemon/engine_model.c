@@ -1,10 +1,11 @@
-/* engine_model.c: the Music Transformer engine: the service's side of play/continuation (the model loaded, warmed up, timed). */
+/* engine_model.c: the Music Transformer engine: the service's side of play/continuation (the model loaded, warmed up, timed; the candidate answers thought over in the silence). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec/vocab.h"
 #include "daemon/engine.h"
 #include "model/model.h"
+#include "play/candidates.h"
 #include "play/continuation.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -14,6 +15,10 @@ typedef struct model_engine {
     const vocab *v;
     continuation cont;          /* the context, the sampler, the rules */
     double       ms_per_event;  /* a decode step at open (warm_up) */
+    candidates   cands;         /* the answers thought over in the silence */
+    int          have_cands;    /* cands allocated (at the first prepare) */
+    int          prepared;      /* cont has begun and cands run for prep */
+    cont_spec    prep;
 } model_engine;
 
 /* One decode step pages the mapped weights in (38 MB for a 22 M model: 15
@@ -72,24 +77,127 @@ static int me_open(void **state, const config *cfg)
 static void me_close(void *state)
 {
     model_engine *e = state;
+    if (e->have_cands)
+        candidates_free(&e->cands);
     continuation_free(&e->cont);
     model_free(&e->m);
     free(e);
 }
 
+/* The candidates go: the continuation they branched from had begun, and
+ * ends with nothing played (as if it had not begun). */
+static void drop(model_engine *e)
+{
+    if (!e->prepared)
+        return;
+    e->prepared = 0;
+    continuation_end(&e->cont);
+    log_debug("candidates: dropped after %ld steps", e->cands.steps);
+}
+
 static int me_listen(void *state, const smf_event *msg)
 {
-    return continuation_hear(&((model_engine *)state)->cont, msg);
+    model_engine *e = state;
+    if (context_takes(msg))
+        drop(e);                /* the player plays on */
+    return continuation_hear(&e->cont, msg);
 }
+
+/* Room for N candidates: allocated once, again only for more. */
+static int room_for(model_engine *e, int n)
+{
+    if (e->have_cands && e->cands.cap >= n)
+        return 0;
+    if (e->have_cands)
+        candidates_free(&e->cands);
+    e->have_cands = candidates_init(&e->cands, &e->cont, n) == 0;
+    return e->have_cands ? 0 : -1;
+}
+
+static int me_prepare(void *state, double at, const cont_spec *spec)
+{
+    model_engine *e = state;
+    drop(e);
+    if (spec->play.candidates <= 1 || spec->duet)
+        return 0;
+    if (room_for(e, spec->play.candidates) < 0 || continuation_begin(&e->cont, at, spec) < 0)
+        return -1;
+    if (candidates_start(&e->cands, spec->play.candidates) < 0) {
+        continuation_end(&e->cont);
+        return -1;
+    }
+    e->prep = *spec;
+    e->prepared = 1;
+    return 0;
+}
+
+static int me_think(void *state)
+{
+    model_engine *e = state;
+    if (!e->prepared)
+        return 0;
+    int rc = candidates_step(&e->cands);
+    if (rc < 0)
+        drop(e);
+    return rc < 0 ? -1 : rc > 0;
+}
+
+/* A begin may take the prepared candidates: the same settings, field by
+ * field of the play table, and the same seed (the length may be another:
+ * the answer is cut at its own). */
+#define SAME_FIELD(key, cli, kind, field, def, lo, hi, arg, apply, help) \
+    && memcmp(&a->play.field, &b->play.field, sizeof a->play.field) == 0
+static int same_answer(const cont_spec *a, const cont_spec *b)
+{
+    return a->seed == b->seed && a->duet == b->duet && a->max_events == b->max_events PLAY_OPTIONS(SAME_FIELD);
+}
+
 
 static int me_hear_until(void *state, double t)
 {
     return continuation_hear_until(&((model_engine *)state)->cont, t);
 }
 
+/* Thinking left when the answer is due: the candidates are thought to
+ * their end (so the one played is the one `continue --candidates` picks),
+ * for at most this long after a silence that was too short for them. */
+#define FINISH_S 0.2
+
+/* The prepared candidates stepped to their end, or for BUDGET seconds;
+ * the best becomes the continuation, cut at SPEC's length.  0 or -1. */
+static int play_best(model_engine *e, const cont_spec *spec, double budget)
+{
+    double t0 = clock_now_seconds();
+    int rc;
+    while ((rc = candidates_step(&e->cands)) > 0 && clock_now_seconds() - t0 < budget)
+        ;
+    e->prepared = 0;
+    if (rc < 0) {
+        continuation_end(&e->cont);
+        return -1;
+    }
+    int best = candidates_best(&e->cands, spec->play.candidate_score);
+    log_debug("candidates: %d of %d played (best %s), %ld batched steps, %.1f ms at the answer", best,
+              e->cands.n, play_score_name(spec->play.candidate_score), e->cands.steps,
+              (clock_now_seconds() - t0) * 1e3);
+    if (candidates_choose(&e->cands, best) < 0)
+        return -1;
+    e->cont.spec.seconds = spec->seconds;
+    return 0;
+}
+
 static int me_begin(void *state, double at, const cont_spec *spec)
 {
-    return continuation_begin(&((model_engine *)state)->cont, at, spec);
+    model_engine *e = state;
+    if (e->prepared && same_answer(&e->prep, spec))
+        return play_best(e, spec, FINISH_S);
+    drop(e);
+    if (spec->play.candidates <= 1 || spec->duet)
+        return continuation_begin(&e->cont, at, spec);
+    /* not thought over in a silence (`ctl play`, a re-roll): now, to the end */
+    if (me_prepare(e, at, spec) < 0)
+        return -1;
+    return play_best(e, spec, 1e9);
 }
 
 static int me_next(void *state, cont_event *out)
@@ -105,16 +213,18 @@ static void me_end(void *state, double played)
 
 static void me_rewind(void *state)
 {
+    drop(state);
     continuation_rewind(&((model_engine *)state)->cont);
 }
 
 static int me_replay(void *state, double at, const cont_event *ev, int n)
 {
+    drop(state);
     return continuation_replay(&((model_engine *)state)->cont, at, ev, n);
 }
 
 static const engine_ops model_ops = {
     "music-transformer", me_open, me_close, me_listen, me_begin, me_next, me_end, me_rewind, me_hear_until,
-    me_ms_per_event, me_replay,
+    me_ms_per_event, me_replay, me_prepare, me_think,
 };
 const engine_ops *const engine_model = &model_ops;

@@ -55,6 +55,7 @@ typedef struct gen_run {
     int64_t  start_ns;          /* duet: CLOCK_MONOTONIC of its time 0 */
     gen_out  held;              /* duet: an event sampled too far ahead, not yet sent */
     int      have_held;
+    int      thinking;          /* candidates prepared: the engine thinks while idle */
 } gen_run;
 
 static void gen_failed(generator *g)
@@ -111,6 +112,14 @@ static int run_commands(generator *g, gen_run *r)
         case GEN_REROLL:
         case GEN_RESPOND:
             start_continuation(g, r, &c);
+            break;
+        case GEN_PREPARE:
+            if (!r->generating && e->prepare && e->think) {
+                if (e->prepare(g->state, c.at, &c.spec) < 0)
+                    gen_failed(g);
+                else
+                    r->thinking = 1;
+            }
             break;
         case GEN_REPLAY:
             if (r->generating)
@@ -169,6 +178,17 @@ static void generate_one(generator *g, gen_run *r)
     push_out(g, &o);
 }
 
+/* Idle, with candidates prepared: one step of them (commands first, each
+ * pass, so the player playing on or the answer falling due is seen after
+ * at most one batched decode). */
+static void think(generator *g, gen_run *r)
+{
+    int rc = g->engine->think(g->state);
+    if (rc < 0)
+        gen_failed(g);
+    r->thinking = rc > 0;
+}
+
 static void *generator_main(void *arg)
 {
     generator *g = arg;
@@ -178,9 +198,13 @@ static void *generator_main(void *arg)
         atomic_store(&g->progress_ns, clock_now_ns());
         if (run_commands(g, &r))
             return NULL;
-        if (!r.generating || r.have_held)
+        if (r.generating)
+            r.thinking = 0;             /* a begin took (or dropped) the candidates */
+        if ((!r.generating && !r.thinking) || r.have_held)
             atomic_store(&g->progress_ns, 0);   /* waiting: idle, not stalled */
-        if (!r.generating)
+        if (!r.generating && r.thinking)
+            think(g, &r);
+        else if (!r.generating)
             drain_fd(g->wake_gen);      /* blocks until the next command */
         else if (r.have_held)
             release_held(g, &r);        /* commands first, each pass */

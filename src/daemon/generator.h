@@ -17,6 +17,8 @@ typedef enum gen_cmd_kind {
     GEN_REROLL,     /* rewind the last continuation, then as GEN_RESPOND */
     GEN_REPLAY,     /* a take's events (replay, n_replay) enter the context from `at`
                        as the model's playing; the thread frees replay */
+    GEN_PREPARE,    /* the phrase up to `at` may have ended: think over the candidate
+                       answers of `spec` (the spec its GEN_RESPOND will carry) */
     GEN_QUIT,
 } gen_cmd_kind;
 
@@ -25,7 +27,7 @@ typedef struct gen_cmd {
     uint32_t  id;           /* continuation id (RESPOND, REROLL) */
     double    at;
     smf_event heard;        /* LISTEN: the message, at session time heard.time */
-    cont_spec spec;         /* RESPOND, REROLL: how it is played, its length; with
+    cont_spec spec;         /* RESPOND, REROLL, PREPARE: how it is played, its length; with
                                spec.duet the player's events (LISTEN) join it
                                instead of stopping it, and it is sampled no
                                further than DUET_AHEAD_S ahead of its time line

@@ -369,6 +369,41 @@ static void answer_phrase(service *sv, int64_t now)
         log_info("phrase not answered: the transport is stopped (sync = clock)");
 }
 
+/* Candidates are asked for this long into a silence that may end the
+ * phrase (nothing held, the pedal up): late enough that what the encoder
+ * holds back is final, early enough to leave the generator most of
+ * phrase_silence_ms to think them over. */
+#define PREPARE_AFTER_NS (30 * 1000000LL)
+
+/* The phrase may have ended: the generator thinks over the candidate
+ * answers of the spec its GEN_RESPOND will carry (the next id's seed). */
+static void prepare_answer(service *sv, int64_t now)
+{
+    gen_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = GEN_PREPARE;
+    uint32_t id = sv->cont.next_id + 1 ? sv->cont.next_id + 1 : 1;
+    config_spec(&sv->cfg, sv->seed + id, &c.spec);
+    c.at = session_time(sv, now);
+    sv->cont.prepared_for = sv->phrase.last_activity;
+    if (generator_send(&sv->gen, &c) == 0)
+        sv->cont.prepared++;
+}
+
+/* Before a phrase's deadline: its candidates, once, PREPARE_AFTER_NS into
+ * its silence; *WAKE for that moment. */
+static void prepare_due(service *sv, int64_t now, int64_t *wake)
+{
+    if (sv->cfg.play.candidates <= 1 || !live_may_answer(sv)
+        || phrase_deadline(&sv->phrase, &sv->cfg) == INT64_MAX || sv->cont.prepared_for == sv->phrase.last_activity)
+        return;
+    int64_t at = sv->phrase.last_activity + PREPARE_AFTER_NS;
+    if (now >= at)
+        prepare_answer(sv, now);
+    else if (at < *wake)
+        *wake = at;
+}
+
 int live_due(service *sv, int64_t now, int64_t *wake)
 {
     live_cont *c = &sv->cont;
@@ -392,6 +427,8 @@ int live_due(service *sv, int64_t now, int64_t *wake)
         return 1;
     }
     *wake = pd;
+    if (pd != INT64_MAX)
+        prepare_due(sv, now, wake);
     if (duet && (!c->id || c->gen_done) && sv->duet_retry < *wake)
         *wake = sv->duet_retry;
     return 0;

@@ -40,6 +40,9 @@ typedef struct live_cont {
                                        started when it came (free time line) */
     struct take *take;              /* its take (takes.h), being recorded */
     unsigned replay_next;           /* `replay N next`: the next phrase is answered with take N */
+    int64_t  prepared_for;          /* the phrase (its last activity, ns) whose candidate
+                                       answers were asked for (candidates > 1); 0: none */
+    uint64_t prepared;              /* candidate answers asked for, in all */
 } live_cont;
 
 /* The continuation is still going: being generated, queued or sounding. */

@@ -25,11 +25,13 @@
 #define PLAY_OPT_BOOL     OPT_BOOL
 #define PLAY_OPT_VELOCITY OPT_PARSED
 #define PLAY_OPT_KEY      OPT_PARSED
+#define PLAY_OPT_SCORE    OPT_PARSED
 #define PLAY_VTYPE_DOUBLE   NULL
 #define PLAY_VTYPE_INT      NULL
 #define PLAY_VTYPE_BOOL     NULL
 #define PLAY_VTYPE_VELOCITY (&play_type_velocity)
 #define PLAY_VTYPE_KEY      (&play_type_key)
+#define PLAY_VTYPE_SCORE    (&play_type_score)
 #define CC_HELP(what) "Controller number (0..127) that " what "; -1 turns it off."
 
 /* The one table: add an option here and everything else follows (parser,

@@ -121,18 +121,21 @@ static void axpy_scalar(float *y, float a, const float *x, int n)
 }
 
 /* One loop of rows per instruction set, so the table is read once per
- * matrix and the dot product is inlined. out[r - r0] = W[r] . x, rows LD
- * elements apart. */
-#define MATVEC_LOOP(name, target, dotf, wtype)                                              \
-    target static void name(float *out, const wtype *w, size_t ld, const float *x, int cols, \
-                            int r0, int r1)                                                  \
-    {                                                                                        \
-        for (int r = r0; r < r1; r++)                                                        \
-            out[r - r0] = dotf(w + (size_t)r * ld, x, cols);                                 \
+ * matrix and the dot product is inlined: out[b * ldo + r - r0] = W[r] . x_b
+ * for the NB vectors x_b = X + b * ldx, rows LD elements apart.  Every
+ * level's batch gives each dot product exactly the bits its own dot
+ * function gives it alone, so a batch of one is matvec. */
+#define ROWS_EACH(name, target, dotf, wtype)                                                      \
+    target static void name(float *out, size_t ldo, const wtype *w, size_t ld, const float *x,     \
+                            size_t ldx, int cols, int nb, int r0, int r1)                          \
+    {                                                                                              \
+        for (int b = 0; b < nb; b++)                                                               \
+            for (int r = r0; r < r1; r++)                                                          \
+                out[(size_t)b * ldo + (size_t)(r - r0)] = dotf(w + (size_t)r * ld, x + (size_t)b * ldx, cols); \
     }
 
-MATVEC_LOOP(rows_f32_scalar, , dot_scalar, float)
-MATVEC_LOOP(rows_f16_scalar, , dot_f16_scalar, uint16_t)
+ROWS_EACH(rows_f32_scalar, , dot_scalar, float)
+ROWS_EACH(rows_f16_scalar, , dot_f16_scalar, uint16_t)
 
 /* out (dh) = sum_j p[j] V[j] over N rows LD floats apart. */
 static void weighted_rows_scalar(float *out, const float *v, size_t ld, const float *p, int n, int dh)
@@ -141,6 +144,30 @@ static void weighted_rows_scalar(float *out, const float *v, size_t ld, const fl
     for (int j = 0; j < n; j++)
         for (int c = 0; c < dh; c++)
             out[c] += p[j] * v[(size_t)j * ld + (size_t)c];
+}
+
+/* Exact GELU with the C library's erf; the vector levels use erf_*'s
+ * approximation (PyTorch's own on these CPUs). */
+static void gelu_scalar(float *x, int n)
+{
+    for (int i = 0; i < n; i++)
+        x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+}
+
+static void softmax_scalar(float *x, int n)
+{
+    float mx = x[0];
+    for (int i = 1; i < n; i++)
+        if (x[i] > mx)
+            mx = x[i];
+    float sum = 0;
+    for (int i = 0; i < n; i++) {
+        x[i] = expf(x[i] - mx);
+        sum += x[i];
+    }
+    float inv = 1.0f / sum;
+    for (int i = 0; i < n; i++)
+        x[i] *= inv;
 }
 
 /* ------------------------------------------------------------------ x86 kernels */
@@ -201,6 +228,46 @@ static float dot_f16_avx2(const uint16_t *w, const float *x, int n)
     return s;
 }
 
+/* The sum of V's lanes in GCC's _mm512_reduce_add_ps order (lane i with
+ * i+8, then i+4, i+2, i+1), spelled out so that hsum512x8 below can give
+ * the same bits whatever compiler builds it. */
+__attribute__((target("avx512f")))
+static inline float hsum512(__m512 v)
+{
+    __m256 t3 = _mm256_add_ps(_mm512_castps512_ps256(v),
+                              _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    __m128 t6 = _mm_add_ps(_mm256_castps256_ps128(t3), _mm256_extractf128_ps(t3, 1));
+    __m128 t8 = _mm_add_ps(t6, _mm_shuffle_ps(t6, t6, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm_cvtss_f32(t8) + _mm_cvtss_f32(_mm_shuffle_ps(t8, t8, 1));
+}
+
+/* OUT[k] = hsum512(V[k]) for eight vectors at once: the same pairs added
+ * at each level, two vectors to a register, so 8 sums cost 4 levels of
+ * shuffles instead of 8 reductions. */
+__attribute__((target("avx512f")))
+static inline void hsum512x8(float out[8], const __m512 v[8])
+{
+    __m512 w[4], x[2];
+    for (int m = 0; m < 4; m++)     /* lanes i + (i+8): v[2m] in lanes 0-7, v[2m+1] in 8-15 */
+        w[m] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * m], v[2 * m + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_f32x4(v[2 * m], v[2 * m + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    for (int n = 0; n < 2; n++)     /* + (i+4): block k of x[n] is v[4n+k] */
+        x[n] = _mm512_add_ps(_mm512_shuffle_f32x4(w[2 * n], w[2 * n + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_f32x4(w[2 * n], w[2 * n + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    /* + (i+2): block k holds v[k] in lanes 0-1 and v[4+k] in lanes 2-3 */
+    __m512 y = _mm512_add_ps(_mm512_shuffle_ps(x[0], x[1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(x[0], x[1], _MM_SHUFFLE(3, 2, 3, 2)));
+    /* + (i+1): block k lane 0 is v[k]'s sum, lane 1 v[4+k]'s */
+    __m512 z = _mm512_add_ps(_mm512_shuffle_ps(y, y, _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_ps(y, y, _MM_SHUFFLE(3, 1, 3, 1)));
+    float t[16];
+    _mm512_storeu_ps(t, z);
+    for (int k = 0; k < 4; k++) {
+        out[k] = t[4 * k];
+        out[4 + k] = t[4 * k + 1];
+    }
+}
+
 __attribute__((target("avx512f")))
 static float dot_avx512(const float *a, const float *b, int n)
 {
@@ -212,7 +279,7 @@ static float dot_avx512(const float *a, const float *b, int n)
     }
     for (; i + 16 <= n; i += 16)
         s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-    float s = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+    float s = hsum512(_mm512_add_ps(s0, s1));
     for (; i < n; i++)
         s += a[i] * b[i];
     return s;
@@ -232,7 +299,7 @@ static float dot_f16_avx512(const uint16_t *w, const float *x, int n)
     for (; i + 16 <= n; i += 16)
         s0 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w + i))),
                              _mm512_loadu_ps(x + i), s0);
-    float s = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+    float s = hsum512(_mm512_add_ps(s0, s1));
     for (; i < n; i++)
         s += f16_to_f32(w[i]) * x[i];
     return s;
@@ -260,10 +327,131 @@ static void axpy_avx2(float *y, float a, const float *x, int n)
         y[i] += a * x[i];
 }
 
-MATVEC_LOOP(rows_f32_avx2, __attribute__((target("avx2,fma"))), dot_avx2, float)
-MATVEC_LOOP(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), dot_f16_avx2, uint16_t)
-MATVEC_LOOP(rows_f32_avx512, __attribute__((target("avx512f"))), dot_avx512, float)
-MATVEC_LOOP(rows_f16_avx512, __attribute__((target("avx512f"))), dot_f16_avx512, uint16_t)
+#define LOAD8_F32(p)  _mm256_loadu_ps(p)
+#define LOAD8_F16(p)  _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define LOAD16_F32(p) _mm512_loadu_ps(p)
+#define LOAD16_F16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define TO_F32(w)     (w)
+#define F16_TO_F32(w) f16_to_f32(w)
+
+/* AVX2: each row is loaded (and converted) once for up to 4 vectors; each
+ * dot product is dot_avx2's / dot_f16_avx2's, step for step. */
+#define ROWS_AVX2(name, target, wtype, LOADW, TOF, dotf)                                           \
+    target static void name(float *out, size_t ldo, const wtype *w, size_t ld, const float *x,     \
+                            size_t ldx, int cols, int nb, int r0, int r1)                          \
+    {                                                                                              \
+        if (nb == 1) {                                                                             \
+            for (int r = r0; r < r1; r++)                                                          \
+                out[r - r0] = dotf(w + (size_t)r * ld, x, cols);                                   \
+            return;                                                                                \
+        }                                                                                          \
+        for (int b0 = 0; b0 < nb; b0 += 4) {                                                       \
+            int g = nb - b0 < 4 ? nb - b0 : 4;                                                     \
+            for (int r = r0; r < r1; r++) {                                                        \
+                const wtype *wr = w + (size_t)r * ld;                                              \
+                __m256 s0[4], s1[4];                                                               \
+                for (int b = 0; b < 4; b++)                                                        \
+                    s0[b] = s1[b] = _mm256_setzero_ps();                                           \
+                int i = 0;                                                                         \
+                for (; i + 16 <= cols; i += 16) {                                                  \
+                    __m256 w0 = LOADW(wr + i), w1 = LOADW(wr + i + 8);                             \
+                    for (int b = 0; b < g; b++) {                                                  \
+                        const float *xb = x + (size_t)(b0 + b) * ldx + i;                          \
+                        s0[b] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xb), s0[b]);                   \
+                        s1[b] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xb + 8), s1[b]);               \
+                    }                                                                              \
+                }                                                                                  \
+                for (; i + 8 <= cols; i += 8) {                                                    \
+                    __m256 w0 = LOADW(wr + i);                                                     \
+                    for (int b = 0; b < g; b++)                                                    \
+                        s0[b] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + (size_t)(b0 + b) * ldx + i), s0[b]); \
+                }                                                                                  \
+                for (int b = 0; b < g; b++) {                                                      \
+                    const float *xb = x + (size_t)(b0 + b) * ldx;                                  \
+                    float s = hsum256(_mm256_add_ps(s0[b], s1[b]));                                \
+                    for (int t = i; t < cols; t++)                                                 \
+                        s += TOF(wr[t]) * xb[t];                                                   \
+                    out[(size_t)(b0 + b) * ldo + (size_t)(r - r0)] = s;                            \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+ROWS_AVX2(rows_f32_avx2, __attribute__((target("avx2,fma"))), float, LOAD8_F32, TO_F32, dot_avx2)
+ROWS_AVX2(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOAD8_F16, F16_TO_F32, dot_f16_avx2)
+
+/* AVX-512: eight dot products at a time, G vectors (8, 4, 2 or 1) times
+ * 8/G rows, each row loaded once for its G vectors and the eight sums
+ * reduced together (hsum512x8).  Each dot product is dot_avx512's /
+ * dot_f16_avx512's, step for step: the same fused multiply-adds in the
+ * same order and the same reduction tree. */
+#define DOTS8_AVX512(name, wtype, LOADW, TOF)                                                      \
+    __attribute__((target("avx512f"), always_inline)) static inline void name(                     \
+        float *out, size_t ldo, const wtype *w, size_t ld, const float *x, size_t ldx, int cols,   \
+        const int g, int b0, int r, int r0)                                                        \
+    {                                                                                              \
+        const int nr = 8 / g;                                                                      \
+        __m512 s0[8], s1[8], v[8];                                                                 \
+        _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) s0[k] = s1[k] = _mm512_setzero_ps();   \
+        int i = 0;                                                                                 \
+        for (; i + 32 <= cols; i += 32) {                                                          \
+            _Pragma("GCC unroll 8") for (int a = 0; a < nr; a++) {                                 \
+                const wtype *wr = w + (size_t)(r + a) * ld + i;                                    \
+                __m512 w0 = LOADW(wr), w1 = LOADW(wr + 16);                                        \
+                _Pragma("GCC unroll 8") for (int b = 0; b < g; b++) {                              \
+                    const float *xb = x + (size_t)(b0 + b) * ldx + i;                              \
+                    s0[a * g + b] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xb), s0[a * g + b]);       \
+                    s1[a * g + b] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xb + 16), s1[a * g + b]);  \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        for (; i + 16 <= cols; i += 16) {                                                          \
+            _Pragma("GCC unroll 8") for (int a = 0; a < nr; a++) {                                 \
+                __m512 w0 = LOADW(w + (size_t)(r + a) * ld + i);                                   \
+                _Pragma("GCC unroll 8") for (int b = 0; b < g; b++) s0[a * g + b] =                \
+                    _mm512_fmadd_ps(w0, _mm512_loadu_ps(x + (size_t)(b0 + b) * ldx + i), s0[a * g + b]); \
+            }                                                                                      \
+        }                                                                                          \
+        _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) v[k] = _mm512_add_ps(s0[k], s1[k]);    \
+        float sums[8];                                                                             \
+        hsum512x8(sums, v);                                                                        \
+        for (int a = 0; a < nr; a++)                                                               \
+            for (int b = 0; b < g; b++) {                                                          \
+                const wtype *wr = w + (size_t)(r + a) * ld;                                        \
+                const float *xb = x + (size_t)(b0 + b) * ldx;                                      \
+                float s = sums[a * g + b];                                                         \
+                for (int t = i; t < cols; t++)                                                     \
+                    s += TOF(wr[t]) * xb[t];                                                       \
+                out[(size_t)(b0 + b) * ldo + (size_t)(r + a - r0)] = s;                            \
+            }                                                                                      \
+    }
+
+#define ROWS_AVX512(name, dots8, wtype, dotf)                                                      \
+    __attribute__((target("avx512f"))) static void name(float *out, size_t ldo, const wtype *w,    \
+                                                        size_t ld, const float *x, size_t ldx,     \
+                                                        int cols, int nb, int r0, int r1)          \
+    {                                                                                              \
+        for (int b0 = 0; b0 < nb;) {                                                               \
+            int left = nb - b0, g = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1, r = r0;     \
+            for (; r + 8 / g <= r1; r += 8 / g)                                                    \
+                switch (g) {                                                                       \
+                case 8: dots8(out, ldo, w, ld, x, ldx, cols, 8, b0, r, r0); break;                 \
+                case 4: dots8(out, ldo, w, ld, x, ldx, cols, 4, b0, r, r0); break;                 \
+                case 2: dots8(out, ldo, w, ld, x, ldx, cols, 2, b0, r, r0); break;                 \
+                default: dots8(out, ldo, w, ld, x, ldx, cols, 1, b0, r, r0); break;                \
+                }                                                                                  \
+            for (; r < r1; r++)                                                                    \
+                for (int b = b0; b < b0 + g; b++)                                                  \
+                    out[(size_t)b * ldo + (size_t)(r - r0)] =                                      \
+                        dotf(w + (size_t)r * ld, x + (size_t)b * ldx, cols);                       \
+            b0 += g;                                                                               \
+        }                                                                                          \
+    }
+
+DOTS8_AVX512(dots8_f32_avx512, float, LOAD16_F32, TO_F32)
+DOTS8_AVX512(dots8_f16_avx512, uint16_t, LOAD16_F16, F16_TO_F32)
+ROWS_AVX512(rows_f32_avx512, dots8_f32_avx512, float, dot_avx512)
+ROWS_AVX512(rows_f16_avx512, dots8_f16_avx512, uint16_t, dot_f16_avx512)
 
 /* Accumulators stay in registers when dh <= 128 and a multiple of 16. */
 __attribute__((target("avx512f")))
@@ -311,6 +499,190 @@ static void weighted_rows_avx2(float *out, const float *v, size_t ld, const floa
     for (int k = 0; k < nv; k++)
         _mm256_storeu_ps(out + 8 * k, acc[k]);
 }
+
+/* ---- exp and erf, 16 and 8 lanes: softmax and GELU ----
+ * exp: Cephes' expf (x = n ln 2 + r with ln 2 in two parts, e^r by a
+ * degree-5 polynomial, 2^n into the exponent; about 1 ulp) for x in
+ * [-87.3, 88.3], clamped there (softmax's arguments are <= 0).
+ * erf: Abramowitz and Stegun 7.1.26, |error| < 1.5e-7, as PyTorch's
+ * vectorized erf on x86 computes it:
+ * erf(x) = sign(x) (1 - t (p1 + t (p2 + t (p3 + t (p4 + t p5)))) e^{-x^2}),
+ * t = 1 / (1 + 0.3275911 |x|). */
+#define EXP_LO  -87.3f
+#define EXP_HI  88.3f
+#define LOG2E   1.44269504088896341f
+#define LN2_HI  0.693359375f
+#define LN2_LO  -2.12194440e-4f
+#define EXP_P0  1.9875691500e-4f
+#define EXP_P1  1.3981999507e-3f
+#define EXP_P2  8.3334519073e-3f
+#define EXP_P3  4.1665795894e-2f
+#define EXP_P4  1.6666665459e-1f
+#define EXP_P5  5.0000001201e-1f
+#define ERF_P   0.3275911f
+#define ERF_A1  0.254829592f
+#define ERF_A2  -0.284496736f
+#define ERF_A3  1.421413741f
+#define ERF_A4  -1.453152027f
+#define ERF_A5  1.061405429f
+
+__attribute__((target("avx512f")))
+static inline __m512 exp512(__m512 x)
+{
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(EXP_LO)), _mm512_set1_ps(EXP_HI));
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
+    __m512 p = _mm512_set1_ps(EXP_P0);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P5));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+__attribute__((target("avx512f")))
+static inline __m512 erf512(__m512 x)
+{
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u));
+    __m512 a = _mm512_abs_ps(x);
+    __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(_mm512_set1_ps(ERF_P), a, one));
+    __m512 r = _mm512_fmadd_ps(_mm512_set1_ps(ERF_A5), t, _mm512_set1_ps(ERF_A4));
+    r = _mm512_fmadd_ps(r, t, _mm512_set1_ps(ERF_A3));
+    r = _mm512_fmadd_ps(r, t, _mm512_set1_ps(ERF_A2));
+    r = _mm512_fmadd_ps(r, t, _mm512_set1_ps(ERF_A1));
+    __m512 e = exp512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(a, a)));
+    __m512 y = _mm512_fnmadd_ps(_mm512_mul_ps(r, t), e, one);
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(y), sign));
+}
+
+__attribute__((target("avx512f")))
+static void gelu_avx512(float *x, int n)
+{
+    const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), rs2 = _mm512_set1_ps(0.70710678118654752f);
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        __m512 e = erf512(_mm512_mul_ps(v, rs2));
+        _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, e)));
+    }
+    gelu_scalar(x + i, n - i);
+}
+
+__attribute__((target("avx512f")))
+static void softmax_avx512(float *x, int n)
+{
+    __m512 vm = _mm512_set1_ps(x[0]);
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        vm = _mm512_max_ps(vm, _mm512_loadu_ps(x + i));
+    float mx = _mm512_reduce_max_ps(vm);
+    for (; i < n; i++)
+        mx = x[i] > mx ? x[i] : mx;
+    __m512 vmx = _mm512_set1_ps(mx), acc = _mm512_setzero_ps();
+    for (i = 0; i + 16 <= n; i += 16) {
+        __m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), vmx));
+        _mm512_storeu_ps(x + i, e);
+        acc = _mm512_add_ps(acc, e);
+    }
+    float sum = _mm512_reduce_add_ps(acc);
+    for (; i < n; i++) {
+        x[i] = expf(x[i] - mx);
+        sum += x[i];
+    }
+    __m512 inv = _mm512_set1_ps(1.0f / sum);
+    for (i = 0; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), inv));
+    for (; i < n; i++)
+        x[i] *= 1.0f / sum;
+}
+
+__attribute__((target("avx2,fma")))
+static inline __m256 exp256(__m256 x)
+{
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(EXP_LO)), _mm256_set1_ps(EXP_HI));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
+    __m256 p = _mm256_set1_ps(EXP_P0);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P4));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P5));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+__attribute__((target("avx2,fma")))
+static inline __m256 erf256(__m256 x)
+{
+    const __m256 one = _mm256_set1_ps(1.0f), signbit = _mm256_set1_ps(-0.0f);
+    __m256 sign = _mm256_and_ps(x, signbit);
+    __m256 a = _mm256_andnot_ps(signbit, x);
+    __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(ERF_P), a, one));
+    __m256 r = _mm256_fmadd_ps(_mm256_set1_ps(ERF_A5), t, _mm256_set1_ps(ERF_A4));
+    r = _mm256_fmadd_ps(r, t, _mm256_set1_ps(ERF_A3));
+    r = _mm256_fmadd_ps(r, t, _mm256_set1_ps(ERF_A2));
+    r = _mm256_fmadd_ps(r, t, _mm256_set1_ps(ERF_A1));
+    __m256 e = exp256(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(a, a)));
+    return _mm256_or_ps(_mm256_fnmadd_ps(_mm256_mul_ps(r, t), e, one), sign);
+}
+
+__attribute__((target("avx2,fma")))
+static void gelu_avx2(float *x, int n)
+{
+    const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f), rs2 = _mm256_set1_ps(0.70710678118654752f);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        __m256 e = erf256(_mm256_mul_ps(v, rs2));
+        _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, e)));
+    }
+    gelu_scalar(x + i, n - i);
+}
+
+__attribute__((target("avx2,fma")))
+static float hmax256(__m256 v)
+{
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+__attribute__((target("avx2,fma")))
+static void softmax_avx2(float *x, int n)
+{
+    __m256 vm = _mm256_set1_ps(x[0]);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + i));
+    float mx = hmax256(vm);
+    for (; i < n; i++)
+        mx = x[i] > mx ? x[i] : mx;
+    __m256 vmx = _mm256_set1_ps(mx), acc = _mm256_setzero_ps();
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmx));
+        _mm256_storeu_ps(x + i, e);
+        acc = _mm256_add_ps(acc, e);
+    }
+    float sum = hsum256(acc);
+    for (; i < n; i++) {
+        x[i] = expf(x[i] - mx);
+        sum += x[i];
+    }
+    __m256 inv = _mm256_set1_ps(1.0f / sum);
+    for (i = 0; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
+    for (; i < n; i++)
+        x[i] *= 1.0f / sum;
+}
 #endif
 
 /* ------------------------------------------------------------------ the table */
@@ -321,21 +693,25 @@ typedef struct kernel_table {
     void  (*f16_row)(float *out, const uint16_t *in, size_t n);
     float (*dot)(const float *a, const float *b, int n);
     void  (*axpy)(float *y, float a, const float *x, int n);
-    void  (*rows_f32)(float *out, const float *w, size_t ld, const float *x, int cols, int r0, int r1);
-    void  (*rows_f16)(float *out, const uint16_t *w, size_t ld, const float *x, int cols, int r0,
-                      int r1);
+    /* out[b * ldo + r - r0] = W[r] . x_b for NB vectors x_b = X + b * ldx */
+    void  (*rows_f32)(float *out, size_t ldo, const float *w, size_t ld, const float *x, size_t ldx,
+                      int cols, int nb, int r0, int r1);
+    void  (*rows_f16)(float *out, size_t ldo, const uint16_t *w, size_t ld, const float *x, size_t ldx,
+                      int cols, int nb, int r0, int r1);
     /* out (dh) = sum_j p[j] V[j] over N rows LD floats apart */
     void  (*weighted_rows)(float *out, const float *v, size_t ld, const float *p, int n, int dh);
+    void  (*gelu)(float *x, int n);
+    void  (*softmax)(float *x, int n);
 } kernel_table;
 
 static const kernel_table kernel_tables[] = {
     { KERNEL_SCALAR, f16_row_scalar, dot_scalar, axpy_scalar, rows_f32_scalar, rows_f16_scalar,
-      weighted_rows_scalar },
+      weighted_rows_scalar, gelu_scalar, softmax_scalar },
 #if KERNELS_X86
     { KERNEL_AVX2, f16_row_avx2, dot_avx2, axpy_avx2, rows_f32_avx2, rows_f16_avx2,
-      weighted_rows_avx2 },
+      weighted_rows_avx2, gelu_avx2, softmax_avx2 },
     { KERNEL_AVX512, f16_row_avx2, dot_avx512, axpy_avx512, rows_f32_avx512, rows_f16_avx512,
-      weighted_rows_avx512 },
+      weighted_rows_avx512, gelu_avx512, softmax_avx512 },
 #endif
 };
 
@@ -404,12 +780,17 @@ void axpy_f32(float *y, float a, const float *x, int n)
     kernels()->axpy(y, a, x, n);
 }
 
-void matvec(float *out, const matrix *w, const float *x, int r0, int r1)
+void matmat(float *out, size_t ldo, const matrix *w, const float *x, size_t ldx, int nb, int r0, int r1)
 {
     if (w->type == GGML_TYPE_F16)
-        kernels()->rows_f16(out, w->data, (size_t)w->cols, x, w->cols, r0, r1);
+        kernels()->rows_f16(out, ldo, w->data, (size_t)w->cols, x, ldx, w->cols, nb, r0, r1);
     else
-        kernels()->rows_f32(out, w->data, (size_t)w->cols, x, w->cols, r0, r1);
+        kernels()->rows_f32(out, ldo, w->data, (size_t)w->cols, x, ldx, w->cols, nb, r0, r1);
+}
+
+void matvec(float *out, const matrix *w, const float *x, int r0, int r1)
+{
+    matmat(out, 0, w, x, 0, 1, r0, r1);
 }
 
 void matvec_naive(float *out, const matrix *w, const float *x, int r0, int r1)
@@ -444,24 +825,12 @@ void layernorm(float *out, const float *x, const float *g, const float *b, int n
 
 void gelu(float *x, int n)
 {
-    for (int i = 0; i < n; i++)
-        x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+    kernels()->gelu(x, n);
 }
 
 void softmax(float *x, int n)
 {
-    float mx = x[0];
-    for (int i = 1; i < n; i++)
-        if (x[i] > mx)
-            mx = x[i];
-    float sum = 0;
-    for (int i = 0; i < n; i++) {
-        x[i] = expf(x[i] - mx);
-        sum += x[i];
-    }
-    float inv = 1.0f / sum;
-    for (int i = 0; i < n; i++)
-        x[i] *= inv;
+    kernels()->softmax(x, n);
 }
 
 /* ------------------------------------------------------------------ attention */
@@ -472,8 +841,15 @@ void attend_query(float *out, const float *q, const float *k, const float *v, in
 {
     int m = n_keys < er->rows ? n_keys : er->rows;
     matvec(rel, er, q, 0, m);                       /* rel[d] = q . E[d] */
+    attend_rel(out, q, k, v, ld, n_keys, newest, rel, er->rows, dh, scale, scores);
+}
+
+void attend_rel(float *out, const float *q, const float *k, const float *v, int ld, int n_keys, int newest,
+                const float *rel, int max_rel, int dh, float scale, float *scores)
+{
+    int m = n_keys < max_rel ? n_keys : max_rel;
     const kernel_table *kt = kernels();
-    kt->rows_f32(scores, k, (size_t)ld, q, dh, 0, n_keys); /* scores[j] = q . k_j */
+    kt->rows_f32(scores, 0, k, (size_t)ld, q, 0, dh, 1, 0, n_keys); /* scores[j] = q . k_j */
     /* distance d sits in row newest - d, wrapping past row 0 to the end */
     int wrap = m < newest + 1 ? m : newest + 1;
     for (int d = 0; d < wrap; d++)

@@ -39,6 +39,11 @@ void matrix_to_f32(float *out, const matrix *m);
 
 /* out[r - r0] = W[r] . x for r in [r0, r1). */
 void matvec(float *out, const matrix *w, const float *x, int r0, int r1);
+/* The same for NB vectors at once, each row of W read once for all of them:
+ * out[b * ldo + r - r0] = W[r] . x_b, x_b = X + b * ldx, b < NB.  Each
+ * result has exactly matvec's bits for its vector (the same operations in
+ * the same order), so a batch decodes what one sequence alone would. */
+void matmat(float *out, size_t ldo, const matrix *w, const float *x, size_t ldx, int nb, int r0, int r1);
 void matvec_naive(float *out, const matrix *w, const float *x, int r0, int r1);
 
 float dot_f32(const float *a, const float *b, int n);
@@ -46,7 +51,9 @@ void  axpy_f32(float *y, float a, const float *x, int n);      /* y += a x */
 
 /* LayerNorm of X (n) with gain G and bias B into OUT; mean and variance in double. */
 void layernorm(float *out, const float *x, const float *g, const float *b, int n, float eps);
-/* Exact GELU in place: 0.5 x (1 + erf(x / sqrt 2)). */
+/* Exact GELU in place: 0.5 x (1 + erf(x / sqrt 2)); the vector levels
+ * compute erf as PyTorch's vectorized erf does (Abramowitz-Stegun 7.1.26,
+ * |error| < 1.5e-7) and exp to about 1 ulp. */
 void gelu(float *x, int n);
 /* Softmax in place over X (n). */
 void softmax(float *x, int n);
@@ -61,6 +68,10 @@ void softmax(float *x, int n);
 void attend_query(float *out, const float *q, const float *k, const float *v, int ld,
                   int n_keys, int newest, const matrix *er, int dh, float scale, float *scores,
                   float *rel);
+/* attend_query after its first step: REL (min(n_keys, max_rel)) already
+ * holds q . E[d] (a batch computes it for all its queries in one matmat). */
+void attend_rel(float *out, const float *q, const float *k, const float *v, int ld, int n_keys, int newest,
+                const float *rel, int max_rel, int dh, float scale, float *scores);
 void attend_query_naive(float *out, const float *q, const float *k, const float *v, int ld,
                         int n_keys, int newest, const matrix *er, int dh, float scale, float *scores);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec/perf.h"
+#include "model/batch.h"
 #include "util/log.h"
 
 /* The codec fills the sampler's mask (perf_decoder_next_mask): same values. */
@@ -33,7 +34,21 @@ static int decode_id(void *user, int id)
     }
     if (c->prefill)
         return 0;
+    if (c->batch) {             /* a candidate: the batch decodes it with the others */
+        if (c->queued >= 0) {
+            log_error("continuation: candidate %d fed two ids in one step", c->seq);
+            return -1;
+        }
+        c->queued = id;
+        return 0;
+    }
     return model_decode(&c->st, id) ? 0 : -1;
+}
+
+/* The logits the next id is sampled from. */
+static float *next_logits(continuation *c)
+{
+    return c->batch ? model_batch_logits(c->batch, c->seq) : c->st.logits;
 }
 
 int continuation_init(continuation *c, model *m, const vocab *v, int n_ctx, int threads, model_memory memory,
@@ -42,11 +57,20 @@ int continuation_init(continuation *c, model *m, const vocab *v, int n_ctx, int 
     memset(c, 0, sizeof *c);
     c->v = v;
     c->pending = -1;
+    c->queued = -1;
+    c->seq = -1;
     c->prefill = prefill;
     for (int p = 0; p < 128; p++)
         c->cut_at[p] = -1;
-    if (model_state_init(&c->st, m, threads) < 0)
+    c->raw = malloc(sizeof(float) * (size_t)m->cfg.vocab_size);
+    if (!c->raw) {
+        log_error("continuation: out of memory");
         return -1;
+    }
+    if (model_state_init(&c->st, m, threads) < 0) {
+        free(c->raw);
+        return -1;
+    }
     model_state_set_memory(&c->st, memory);
     if (context_init(&c->ctx, v, n_ctx, PLAY_MAX_NOTE_MS / 1000.0, decode_id, c) < 0) {
         model_state_free(&c->st);
@@ -62,6 +86,8 @@ void continuation_free(continuation *c)
     context_free(&c->ctx);
     model_state_free(&c->st);
     free(c->sampled);
+    free(c->raw);
+    free(c->attention);
     memset(c, 0, sizeof *c);
 }
 
@@ -435,6 +461,10 @@ int continuation_begin(continuation *c, double at, const cont_spec *s)
     c->n_cut = 0;
     c->n_out = 0;
     c->n_sampled = 0;
+    c->loglik_model = c->loglik_nudged = 0;
+    c->guard = 0;
+    c->queue = NULL;
+    c->n_attention = 0;
     return 0;
 }
 
@@ -519,13 +549,94 @@ static void remember(continuation *c, int id)
     c->sampled[c->n_sampled++] = (uint16_t)id;
 }
 
-/* One id sampled after the mask and the nudges. */
+/* SRC_TIME, SRC_PITCH, W into A's sources, kept most attended first. */
+static void add_source(cont_attention *a, double src_time, int src_pitch, float w)
+{
+    int k;
+    if (a->n < CONT_ATTENTION_TOP)
+        k = a->n++;
+    else if (w > a->weight[CONT_ATTENTION_TOP - 1])
+        k = CONT_ATTENTION_TOP - 1;     /* the least attended one goes */
+    else
+        return;
+    for (; k > 0 && a->weight[k - 1] < w; k--) {
+        a->src_time[k] = a->src_time[k - 1];
+        a->src_pitch[k] = a->src_pitch[k - 1];
+        a->weight[k] = a->weight[k - 1];
+    }
+    a->src_time[k] = src_time;
+    a->src_pitch[k] = (uint8_t)src_pitch;
+    a->weight[k] = w;
+}
+
+/* The note-on PITCH about to be handed out: the earlier note-ons the last
+ * decode's last layer attended to most (its probabilities, in st.scores,
+ * are the ones whose output chose this note), walked back through the
+ * context's ids, which are the cache's (distance d: hist[n - 1 - d]). */
+static void note_attention(continuation *c, int pitch)
+{
+    const model_state *s = &c->st;
+    const model_config *mc = &s->m->cfg;
+    int nk = s->n, n = c->ctx.pos.n_hist, C = mc->context;
+    if (nk <= 0 || c->batch)
+        return;
+    int newest = s->memory == MODEL_MEMORY_STREAM ? (int)((s->pos - 1) % C) : s->n - 1;
+    double base = c->ctx.first_step >= 0 ? now_s(c) : 0, back = 0;
+    cont_attention a = { .time = base, .pitch = (uint8_t)pitch };
+    for (int d = 0; d < nk && d < n; d++) {
+        int val;
+        event_type t = vocab_decode(c->v, c->ctx.hist[n - 1 - d], &val);
+        if (t == EVENT_NOTE_ON) {
+            int slot = ((newest - d) % nk + nk) % nk;
+            float w = 0;
+            for (int h = 0; h < mc->n_heads; h++)
+                w += s->scores[(size_t)h * C + (size_t)slot];
+            add_source(&a, base - back, val, w / (float)mc->n_heads);
+        } else if (t == EVENT_TIME_SHIFT) {
+            back += val * c->v->step_ms / 1000.0;
+        }
+    }
+    if (c->n_attention == c->cap_attention) {
+        int cap = c->cap_attention ? 2 * c->cap_attention : 256;
+        cont_attention *p = realloc(c->attention, sizeof *p * (size_t)cap);
+        if (!p)
+            return;
+        c->attention = p;
+        c->cap_attention = cap;
+    }
+    c->attention[c->n_attention++] = a;
+}
+
+/* ln of the sum of exp(L[i]) over the N ids MASK allows (all of them
+ * when MASK is NULL). */
+static double log_sum_exp(const float *l, const uint8_t *mask, int n)
+{
+    double top = -1e30, sum = 0;
+    for (int i = 0; i < n; i++)
+        if ((!mask || mask[i] != SAMPLER_FORBIDDEN) && l[i] > top)
+            top = l[i];
+    for (int i = 0; i < n; i++)
+        if (!mask || mask[i] != SAMPLER_FORBIDDEN)
+            sum += exp(l[i] - top);
+    return sum > 0 ? top + log(sum) : top;
+}
+
+/* One id sampled after the mask and the nudges; its log-likelihood under
+ * the model's own odds and under the nudged ones is added up (what the
+ * candidates are scored by). */
 static int sample(continuation *c)
 {
+    float *logits = next_logits(c);
+    int n = c->smp.vocab_size;
     fill_mask(c);
-    perf_follow_apply(&c->ctx.pos.follow, c->v, context_time(&c->ctx), c->st.logits);
-    steer(c, c->st.logits);
-    int id = sampler_sample(&c->smp, c->st.logits);
+    memcpy(c->raw, logits, sizeof(float) * (size_t)n);
+    perf_follow_apply(&c->ctx.pos.follow, c->v, context_time(&c->ctx), logits);
+    steer(c, logits);
+    int id = sampler_sample(&c->smp, logits), p;
+    if (c->want_attention && vocab_decode(c->v, id, &p) == EVENT_NOTE_ON)
+        note_attention(c, p);
+    c->loglik_model += c->raw[id] - log_sum_exp(c->raw, NULL, n);
+    c->loglik_nudged += logits[id] - log_sum_exp(logits, sampler_mask(&c->smp), n);
     remember(c, id);
     return id;
 }
@@ -585,6 +696,18 @@ static int next_event(continuation *c, cont_event *out)
 
 int continuation_next(continuation *c, cont_event *out)
 {
+    if (c->queue) {             /* a chosen candidate's events first */
+        if (c->i_queue < c->n_queue) {
+            *out = c->queue[c->i_queue++];
+            if (out->time <= c->spec.seconds)
+                return 1;
+            c->queue = NULL;    /* a shorter answer than the candidate's */
+            return 0;
+        }
+        c->queue = NULL;
+        if (c->queue_ended)
+            return 0;
+    }
     int rc = next_event(c, out);
     if (rc <= 0)
         return rc;
@@ -687,4 +810,155 @@ void continuation_rewind(continuation *c)
     int n = c->ctx.pos.n_hist;
     if (n > 0 && model_prefill(&c->st, c->ctx.hist, n, NULL) < 0)
         log_warn("re-roll: cannot rebuild the model's context");
+}
+
+/* ---- candidates: forks that decode in a batch (play/candidates.h) ---- */
+
+int continuation_fork_init(continuation *dst, const continuation *src)
+{
+    memset(dst, 0, sizeof *dst);
+    sampling_settings o;
+    sampling_default(&o);
+    int n_ids = src->st.m->cfg.vocab_size;
+    dst->ctx.hist = calloc((size_t)src->ctx.n_ctx, sizeof *dst->ctx.hist);
+    dst->raw = malloc(sizeof(float) * (size_t)n_ids);
+    dst->have_smp = sampler_init(&dst->smp, n_ids, &o, 1) == 0;
+    if (!dst->ctx.hist || !dst->raw || !dst->have_smp) {
+        log_error("continuation: out of memory for a candidate");
+        continuation_fork_free(dst);
+        return -1;
+    }
+    return 0;
+}
+
+void continuation_fork_free(continuation *dst)
+{
+    free(dst->ctx.hist);
+    note_list_free(&dst->ctx.done);
+    if (dst->have_smp)
+        sampler_free(&dst->smp);
+    free(dst->raw);
+    free(dst->sampled);
+    memset(dst, 0, sizeof *dst);
+}
+
+/* What a fork owns (continuation_fork_init), kept across a struct copy. */
+typedef struct owned {
+    int *hist;
+    note_list done;
+    sampler smp;
+    float *raw;
+    uint16_t *sampled;
+    int cap_sampled;
+    cont_attention *attention;      /* a fork has none: only a home draws it */
+    int n_attention, cap_attention, want_attention;
+} owned;
+
+static owned own(const continuation *c)
+{
+    return (owned){ c->ctx.hist, c->ctx.done, c->smp, c->raw, c->sampled, c->cap_sampled,
+                    c->attention, c->n_attention, c->cap_attention, c->want_attention };
+}
+
+/* C, a struct copy of FROM, takes back what it owns: its buffers, with
+ * FROM's context ids copied in; its context feeds it, not FROM. */
+static void restore(continuation *c, const owned *o, const continuation *from)
+{
+    c->ctx.hist = o->hist;
+    memcpy(c->ctx.hist, from->ctx.hist, sizeof *c->ctx.hist * (size_t)from->ctx.pos.n_hist);
+    c->ctx.done = o->done;
+    c->ctx.done.n = 0;
+    c->ctx.user = c;
+    c->smp = o->smp;
+    c->raw = o->raw;
+    c->sampled = o->sampled;
+    c->cap_sampled = o->cap_sampled;
+    c->n_sampled = 0;
+    c->attention = o->attention;
+    c->n_attention = o->n_attention;
+    c->cap_attention = o->cap_attention;
+    c->want_attention = o->want_attention;
+}
+
+void continuation_fork(continuation *dst, const continuation *src, model_batch *batch, int seq, uint64_t seed)
+{
+    owned o = own(dst);
+    *dst = *src;
+    restore(dst, &o, src);
+    memset(&dst->st, 0, sizeof dst->st);    /* a candidate decodes in the batch, never here */
+    dst->st.m = src->st.m;
+    sampler_configure(&dst->smp, &src->spec.play.sampling, seed);   /* src's settings: valid */
+    dst->spec.seed = seed;
+    dst->batch = batch;
+    dst->seq = seq;
+    dst->queued = -1;
+    dst->guard = 0;
+    dst->queue = NULL;
+    dst->loglik_model = dst->loglik_nudged = 0;
+    model_batch_fork(batch, seq);
+}
+
+/* The end of the step (after an event): the length limits, as
+ * continuation_next's. */
+static int step_event(continuation *c, const cont_event *out)
+{
+    if (out->time > c->spec.seconds || ++c->n_out > c->spec.max_events)
+        return CONT_STEP_END;
+    c->guard = 0;
+    return CONT_STEP_EVENT;
+}
+
+/* next_event's loop, one sample (or one decode) at a time. */
+int continuation_step(continuation *c, cont_event *out)
+{
+    if (c->pending >= 0)
+        return flush_pending(c) < 0 ? -1 : CONT_STEP_DECODE;
+    if (c->n_cut > 0) {
+        take_cut(c, out);
+        return step_event(c, out);
+    }
+    if (c->guard++ >= GUARD_IDS)
+        return CONT_STEP_END;
+    int id = sample(c), p;
+    event_type t = vocab_decode(c->v, id, &p);
+    if (t == EVENT_EOS)
+        return CONT_STEP_END;
+    if (t == EVENT_NOTE_ON || (t == EVENT_NOTE_OFF && c->model_on[p])) {
+        hand_out_note(c, id, t, p, out);
+        return step_event(c, out);
+    }
+    if (context_feed(&c->ctx, id) < 0)
+        return -1;
+    if (t != EVENT_TIME_SHIFT || c->ctx.first_step < 0)
+        return CONT_STEP_DECODE;
+    find_capped(c);
+    if (c->n_cut == 0 && now_s(c) > c->spec.seconds) {
+        c->queued = -1;
+        return CONT_STEP_END;       /* silent past its length */
+    }
+    return CONT_STEP_DECODE;        /* (no CONT_TIME: candidates are not for duets) */
+}
+
+int continuation_adopt(continuation *home, const continuation *cand, const cont_event *ev, int n, int ended)
+{
+    owned o = own(home);
+    model_state st = home->st;      /* holds the candidate's cache already */
+    *home = *cand;
+    restore(home, &o, cand);
+    home->st = st;
+    if (sampler_configure(&home->smp, &cand->smp.set, cand->smp.seed) < 0)
+        return -1;
+    home->smp.rng = cand->smp.rng;
+    for (int i = 0; i < cand->n_sampled; i++)
+        remember(home, cand->sampled[i]);
+    home->batch = NULL;
+    home->seq = -1;
+    home->queued = -1;
+    home->queue = ev;
+    home->n_queue = n;
+    home->i_queue = 0;
+    home->queue_ended = ended;
+    if (cand->queued >= 0 && !model_decode(&home->st, cand->queued))
+        return -1;
+    return 0;
 }

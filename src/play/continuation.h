@@ -30,6 +30,20 @@ typedef struct cont_event {
 /* Notes a continuation leaves sounding ring this long past its last event. */
 #define CONT_TAIL_S 0.5
 
+/* What the model listened to when it chose a note (continue
+ * --plot-attention): the earlier note-ons its last layer attended to
+ * most, averaged over the heads.  Times in seconds from the
+ * continuation's first note (the primer's are negative). */
+#define CONT_ATTENTION_TOP 3
+typedef struct cont_attention {
+    double  time;
+    uint8_t pitch;
+    int     n;                              /* sources, most attended first */
+    double  src_time[CONT_ATTENTION_TOP];
+    uint8_t src_pitch[CONT_ATTENTION_TOP];
+    float   weight[CONT_ATTENTION_TOP];     /* attention on the source's NOTE_ON, 0..1 */
+} cont_attention;
+
 /* One continuation: how it is played, how long it may be, and whether the
  * player plays along. */
 typedef struct cont_spec {
@@ -81,6 +95,23 @@ typedef struct continuation {
     int          n_phrase;
     uint16_t    *sampled;       /* the ids sampled (logged at debug level at the end) */
     int          n_sampled, cap_sampled;
+    float       *raw;           /* (vocab) scratch: this step's logits before the nudges */
+    double       loglik_model;  /* sum of ln p of the ids sampled, under the model's own odds */
+    double       loglik_nudged; /* ... under the odds the nudges and knobs made (before the
+                                   sampler's temperature and cuts) */
+    /* a candidate (a fork, play/candidates.h): its decodes wait for its batch */
+    struct model_batch *batch;  /* NULL: the continuation's own st decodes */
+    int          seq;           /* its sequence in batch */
+    int          queued;        /* an id fed to the context, for the batch's next step; -1 */
+    int          guard;         /* ids sampled since its last event */
+    /* continue --plot-attention (not for candidates): one entry per note-on */
+    int          want_attention;
+    cont_attention *attention;
+    int          n_attention, cap_attention;
+    /* a chosen candidate's events, handed out by continuation_next first */
+    const cont_event *queue;
+    int          n_queue, i_queue;
+    int          queue_ended;   /* the candidate had reached its end */
 } continuation;
 
 /* A context of at most N_CTX ids over model M (its KV cache, THREADS
@@ -120,5 +151,30 @@ int  continuation_replay(continuation *c, double at, const cont_event *ev, int n
 /* Seconds of the context's time line at the continuation's first note (its
  * time 0), valid once it has one. */
 double continuation_origin(const continuation *c);
+
+/* ---- candidates (play/candidates.h builds on these) ---- */
+
+struct model_batch;
+/* DST becomes a candidate of SRC, just begun: the same context, rules and
+ * knobs, its own sampler seeded SEED, its decodes in sequence SEQ of
+ * BATCH (forked from SRC's model state).  DST's buffers (HIST of n_ctx
+ * ids, a sampler, a note list) are its own, made by
+ * continuation_fork_init.  With SRC's seed it plays exactly what SRC would. */
+int  continuation_fork_init(continuation *dst, const continuation *src);
+void continuation_fork_free(continuation *dst);
+void continuation_fork(continuation *dst, const continuation *src, struct model_batch *batch, int seq,
+                       uint64_t seed);
+/* One move of a candidate: CONT_STEP_EVENT with its next event in OUT
+ * (more may follow before a decode), CONT_STEP_DECODE (an id waits in
+ * c->queued for the batch's next step), CONT_STEP_END, or -1 (logged).
+ * Its events are the ones continuation_next would hand out, in order
+ * (not in a duet: no CONT_TIME). */
+enum { CONT_STEP_END = 0, CONT_STEP_EVENT = 1, CONT_STEP_DECODE = 2 };
+int  continuation_step(continuation *c, cont_event *out);
+/* HOME goes on as its candidate CAND did (its batch sequence already
+ * adopted into HOME's model state): context, sampler, notes, likelihoods;
+ * CAND's events EV (N) are handed out first, then HOME samples on unless
+ * ENDED. */
+int  continuation_adopt(continuation *home, const continuation *cand, const cont_event *ev, int n, int ended);
 
 #endif

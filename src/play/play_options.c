@@ -1,4 +1,4 @@
-/* play_options.c: the defaults of how a continuation is played, the rules across its settings, and its two value types (velocity, key). */
+/* play_options.c: the defaults of how a continuation is played, the rules across its settings, and its value types (velocity, key, candidate score). */
 #include "play/play_options.h"
 
 #include <ctype.h>
@@ -19,6 +19,8 @@ void play_default(play_settings *p)
     p->key.kind = PLAY_KEY_AUTO;
     p->rhythm_temperature = 1;
     p->pitch_temperature = 1;
+    p->candidates = 1;
+    p->candidate_score = PLAY_SCORE_LIKELIHOOD;
 }
 
 int play_check(const play_settings *p, char *why, size_t len)
@@ -159,3 +161,31 @@ static const char *format_key(const void *src, char *buf, size_t len)
 
 const value_type play_type_key = { "auto, off, or a key: C major, A minor, D dorian, ...", sizeof(play_key),
                                    parse_key, format_key };
+
+/* ---- candidate_score: likelihood, nudged, motif, pace, mix ---- */
+
+static const char *const score_names[PLAY_SCORE_COUNT] = { "likelihood", "nudged", "motif", "pace", "mix" };
+
+const char *play_score_name(int score)
+{
+    return score >= 0 && score < PLAY_SCORE_COUNT ? score_names[score] : "likelihood";
+}
+
+static int parse_score(const char *text, void *dst, char *why, size_t len)
+{
+    for (int i = 0; i < PLAY_SCORE_COUNT; i++)
+        if (strcasecmp(text, score_names[i]) == 0) {
+            *(int *)dst = i;
+            return 0;
+        }
+    snprintf(why, len, "expected likelihood, nudged, motif, pace or mix, got '%s'", text);
+    return -1;
+}
+
+static const char *format_score(const void *src, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", play_score_name(*(const int *)src));
+    return buf;
+}
+
+const value_type play_type_score = { "likelihood, nudged, motif, pace or mix", sizeof(int), parse_score, format_score };

@@ -38,7 +38,19 @@ typedef struct play_settings {
     double rhythm_temperature;      /* the time shifts' own temperature */
     double pitch_temperature;       /* the pitches' own temperature */
     double motif;                   /* 0..1: how much it comes back to the motifs heard */
+    int    candidates;              /* continuations sampled side by side, the best played */
+    int    candidate_score;         /* PLAY_SCORE_*: what "best" is */
 } play_settings;
+
+/* What picks the candidate that is played (play/candidates.c measures it). */
+enum {
+    PLAY_SCORE_LIKELIHOOD,  /* mean ln p per event under the model's own odds */
+    PLAY_SCORE_NUDGED,      /* ... under the odds the pace, key and knobs made */
+    PLAY_SCORE_MOTIF,       /* the share of its 4-note interval patterns heard before */
+    PLAY_SCORE_PACE,        /* how near its notes per second keep to the aim */
+    PLAY_SCORE_MIX,         /* likelihood + motif + pace */
+    PLAY_SCORE_COUNT
+};
 
 /* The PLAY_* values (model/sampler.h), the knobs neutral. */
 void play_default(play_settings *p);
@@ -51,15 +63,16 @@ int  play_check(const play_settings *p, char *why, size_t len);
 int  play_key_scale(const play_key *k, unsigned char mask[12]);
 
 #include "util/value.h"
-/* The two settings that are not plain numbers: velocity (auto or
- * 1..127) and key ("auto", "off", "C major", "F# dorian", "Bb harmonic
- * minor"). */
-extern const value_type play_type_velocity, play_type_key;
+/* The settings that are not plain numbers: velocity (auto or 1..127),
+ * key ("auto", "off", "C major", "F# dorian", "Bb harmonic minor") and
+ * candidate_score ("likelihood", ...: play_score_name). */
+extern const value_type play_type_velocity, play_type_key, play_type_score;
+const char *play_score_name(int score);
 
 /* The table: X(KEY, CLI, KIND, FIELD, DEFAULT, MIN, MAX, ARG, APPLY, HELP)
  *   KEY      `serve`'s config key          CLI      `continue`'s --option
- *   KIND     DOUBLE, INT, BOOL, VELOCITY     FIELD    in play_settings
- *            or KEY (play_type_*)
+ *   KIND     DOUBLE, INT, BOOL, VELOCITY,    FIELD    in play_settings
+ *            KEY or SCORE (play_type_*)
  *   DEFAULT  as written in a file          MIN, MAX inclusive (not for BOOL)
  *   ARG      the value's name in --help    APPLY    what a live change in `serve` runs:
  *            value (read at the next continuation) or scheduler (the output's caps too)
@@ -134,6 +147,16 @@ extern const value_type play_type_velocity, play_type_key;
     X("motif", "motif", DOUBLE, motif, "0", 0, 1, "M", value,                                              \
       "How much the continuation comes back to the motifs of what it heard:\n"                              \
       "0 lets it wander off, 1 keeps it close (a note that goes on a run of\n"                              \
-      "intervals heard is drawn toward the interval that came next there).")
+      "intervals heard is drawn toward the interval that came next there).")     \
+    X("candidates", "candidates", INT, candidates, "1", 1, 8, "B", value,                                  \
+      "Continuations sampled side by side (one batched decode for all, seeds\n"                            \
+      "seed, seed+1, ...), of which the best by candidate_score is played; 1\n"                            \
+      "plays the first as it comes.")                                                                        \
+    X("candidate_score", "candidate-score", SCORE, candidate_score, "likelihood", 0, 0, "S", value,       \
+      "What the best candidate is: likelihood (its mean log-likelihood per\n"                              \
+      "event under the model's own odds), nudged (under the odds the pace,\n"                              \
+      "key and knobs made), motif (the share of its 4-note interval patterns\n"                            \
+      "that were heard before), pace (its notes per second nearest the aim),\n"                            \
+      "or mix (the three added).")
 
 #endif

@@ -3,6 +3,7 @@ two tracks, the continuation starts where the primer ends and is not the primer,
 the memory modes, the piano roll, clear errors and no partial output."""
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -102,7 +103,6 @@ def main() -> int:
         # Until it does, window and stream are the same model state: the same
         # seed gives the same first notes; past it the window slid where the
         # stream rolled, and the music goes on differently.
-        import re
         ow, os_, od = (os.path.join(d, f) for f in ("win.mid", "stream.mid", "default.mid"))
         runs = [run("continue", primer, "-o", o, "--model", model, "--seconds", "60", "--seed", "5", *extra)
                 for o, extra in ((ow, ["--memory", "window"]), (os_, ["--memory", "stream"]), (od, []))]
@@ -166,6 +166,26 @@ def main() -> int:
         check(r.returncode == 0 and sorted(rows, key=int) == ["256", "512"]
               and all(float(v[5]) > 0 and float(v[6]) > 0 for v in rows.values()),
               f"bench decodes at contexts 256 and 512 in C and PyTorch ({sorted(rows)})")
+        batch = {int(ln.split()[0]): [float(x) for x in ln.split()[1:3]] for ln in r.stdout.splitlines()
+                 if re.match(r"\s+[1248]\s+\d+\s+\d+\s+[\d.]+x$", ln)}
+        check(sorted(batch) == [1, 2, 4, 8] and all(t > 0 and abs(e * b - t) <= b for b, (e, t) in batch.items()),
+              f"bench decodes batches of 1, 2, 4 and 8: events/s each and in all ({batch})")
+
+        # what the model listens to: a line from each note it plays back to earlier notes
+        att = os.path.join(d, "attention.svg")
+        r = run("continue", primer, "-o", o4, "--model", model, "--seconds", "4", "--seed", "5",
+                "--plot-attention", att)
+        text = open(att).read() if os.path.exists(att) else ""
+        lines = re.findall(r'<line x1="([\d.]+)" y1="[\d.]+" x2="([\d.]+)" y2="[\d.]+" stroke="#2ca02c"', text)
+        played = re.search(r"continuation (\d+) notes", r.stdout)
+        check(r.returncode == 0 and played and len(lines) >= int(played.group(1)),
+              f"--plot-attention draws lines for the notes played ({len(lines)} lines, {r.stdout.strip()})")
+        check(lines and all(float(x2) <= float(x1) + 0.1 for x1, x2 in lines),
+              "each line goes back to an earlier note")
+        r = run("continue", primer, "-o", o4, "--model", model, "--plot-attention", att + ".png")
+        check(r.returncode == 2 and "SVG" in r.stderr, "--plot-attention wants an .svg")
+        r = run("continue", primer, "-o", o4, "--model", model, "--plot-attention", att, "--candidates", "2")
+        check(r.returncode == 2 and "--candidates 1" in r.stderr, "--plot-attention draws one continuation")
     done()
 
 

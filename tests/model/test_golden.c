@@ -1,10 +1,11 @@
-/* test_golden.c: the C engine against PyTorch references (train/golden.py): prefill, every decode step, sliding window, rolling cache (stream memory), greedy, sampler seeds. */
+/* test_golden.c: the C engine against PyTorch references (train/golden.py): prefill, every decode step, sliding window, rolling cache (stream memory), greedy, sampler seeds; batched decoding against one sequence at a time, to the bit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "model/batch.h"
 #include "model/model.h"
 #include "model/sampler.h"
 
@@ -302,6 +303,91 @@ static void check_seeds(model_state *s, const gguf_file *ref)
     CHECK(memcmp(out[0], out[2], sizeof out[0]) != 0);
 }
 
+/* The token sequence K of a batch test gets at step T: sequence 0 the
+ * reference's events, the others their own. */
+static int batch_token(const int32_t *tokens, int np, int V, int k, int t)
+{
+    int base = tokens[np + t];
+    return k == 0 ? base : (base + 37 * k + 11 * t) % V;
+}
+
+/* Sequence K steps at step T: the first three always, the others two
+ * steps in three, so the caches fill (and slide, or roll) at different
+ * steps and a step holds any subset. */
+static int batch_steps(int k, int t)
+{
+    return k < 3 || (t + k) % 3 != 0;
+}
+
+/* A batch of 5 sequences forked from the home state after the prompt,
+ * stepped for the rest of the reference's events in MEM: each step's
+ * logits of each sequence equal, bit for bit, those of one run state fed
+ * that sequence alone; the home is left as it was; adopt hands a sequence
+ * back to the home; no step allocates. */
+static void check_batch(model_state *s, const model *m, const gguf_file *ref, model_memory mem, int threads,
+                        const char *what)
+{
+    enum { B = 5 };
+    int V = m->cfg.vocab_size, np = (int)gguf_find_kv(ref, "golden.n_prompt")->u;
+    const gguf_tensor *tt = ref_tensor(ref, "tokens");
+    const int32_t *tokens = tt->data;
+    int steps = (int)tt->n_elems - np, ids[4096], seqs[B], toks[B];
+    for (int i = 0; i < np; i++)
+        ids[i] = tokens[i];
+    float *logs = malloc(sizeof(float) * (size_t)B * steps * V), *home = malloc(sizeof(float) * V);
+    model_batch b;
+    model_state r;
+    CHECK_INT(model_state_init(&r, m, threads), 0);
+    model_state_set_memory(s, mem);
+    model_state_set_memory(&r, mem);
+    CHECK_INT(model_prefill(s, ids, np, NULL), 0);
+    memcpy(home, s->logits, sizeof(float) * V);
+    CHECK_INT(model_batch_init(&b, s, B), 0);
+    for (int k = 0; k < B; k++)
+        model_batch_fork(&b, k);
+    long allocs_before = n_allocs;
+    for (int t = 0; t < steps; t++) {
+        int n = 0;
+        for (int k = B - 1; k >= 0; k--)        /* items in an order of their own */
+            if (batch_steps(k, t)) {
+                seqs[n] = k;
+                toks[n++] = batch_token(tokens, np, V, k, t);
+            }
+        CHECK_INT(model_batch_decode(&b, seqs, toks, n), 0);
+        for (int k = 0; k < B; k++)
+            memcpy(logs + ((size_t)k * steps + t) * V, model_batch_logits(&b, k), sizeof(float) * V);
+    }
+    CHECK_INT(n_allocs - allocs_before, 0);
+    int differ = 0;
+    for (int k = 0; k < B; k++) {
+        CHECK_INT(model_prefill(&r, ids, np, NULL), 0);
+        for (int t = 0; t < steps; t++) {
+            if (batch_steps(k, t))
+                model_decode(&r, batch_token(tokens, np, V, k, t));
+            if (memcmp(r.logits, logs + ((size_t)k * steps + t) * V, sizeof(float) * V) != 0 && !differ++)
+                fprintf(stderr, "%s: batch sequence %d differs from one sequence at step %d\n", what, k, t);
+        }
+    }
+    CHECK_INT(differ, 0);
+    CHECK(memcmp(s->logits, home, sizeof(float) * V) == 0);    /* the home is untouched */
+    CHECK_INT(s->n, np);
+    model_batch_adopt(&b, 3);      /* the home goes on as sequence 3 did */
+    model_decode(s, 5);
+    CHECK_INT(model_prefill(&r, ids, np, NULL), 0);    /* sequence 3 again, alone */
+    for (int t = 0; t < steps; t++)
+        if (batch_steps(3, t))
+            model_decode(&r, batch_token(tokens, np, V, 3, t));
+    model_decode(&r, 5);
+    CHECK(memcmp(s->logits, r.logits, sizeof(float) * V) == 0);
+    fprintf(stderr, "%s: batch of %d, %s memory, %d steps: the same bits as one sequence (%d differ)\n", what, B,
+            model_memory_name(mem), steps, differ);
+    model_batch_free(&b);
+    model_state_free(&r);
+    model_state_set_memory(s, MODEL_MEMORY_WINDOW);
+    free(logs);
+    free(home);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -332,6 +418,8 @@ int main(int argc, char **argv)
                 check_greedy(&s, &ref, what);
                 check_memory(&s, &ref, what);
                 check_roll_greedy(&s, &ref, what);
+                check_batch(&s, &m, &ref, MODEL_MEMORY_WINDOW, threads, what);
+                check_batch(&s, &m, &ref, MODEL_MEMORY_STREAM, threads, what);
                 if (threads == 2)
                     check_seeds(&s, &ref);
                 model_state_free(&s);

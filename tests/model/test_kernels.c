@@ -1,4 +1,4 @@
-/* test_kernels.c: every fast kernel (each instruction set this CPU has) against its naive twin; half floats; the thread pool. */
+/* test_kernels.c: every fast kernel (each instruction set this CPU has) against its naive twin; batched rows to the bit of one; half floats; the thread pool. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -83,6 +83,66 @@ static void test_matvec(void)
         free(x);
         free(wh);
     }
+}
+
+/* matmat over NB vectors gives each one exactly matvec's bits, for every
+ * number of vectors, odd shapes and a row range (a batch decodes what one
+ * sequence alone would). */
+static void test_matmat(void)
+{
+    enum { NB = 11, MAXC = 300 };
+    int shapes[][2] = { { 17, 64 }, { 40, 256 }, { 3, 37 }, { 64, 1 }, { 9, 130 }, { 21, 300 } };
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        int rows = shapes[k][0], cols = shapes[k][1], bad = 0;
+        float *w = malloc(sizeof(float) * rows * cols), x[NB][MAXC], one[64], many[NB][64];
+        uint16_t *wh = malloc(2 * (size_t)rows * cols);
+        for (int i = 0; i < rows * cols; i++)
+            wh[i] = f32_to_f16(w[i] = frand());
+        for (int b = 0; b < NB; b++)
+            for (int i = 0; i < cols; i++)
+                x[b][i] = frand();
+        matrix ms[2] = { { w, GGML_TYPE_F32, rows, cols }, { wh, GGML_TYPE_F16, rows, cols } };
+        for (int t = 0; t < 2; t++)
+            for (int nb = 1; nb <= NB; nb++) {
+                matmat(&many[0][0], 64, &ms[t], &x[0][0], MAXC, nb, 1, rows);
+                for (int b = 0; b < nb; b++) {
+                    matvec(one, &ms[t], x[b], 1, rows);
+                    bad += memcmp(one, many[b], sizeof(float) * (size_t)(rows - 1)) != 0;
+                }
+            }
+        CHECK_INT(bad, 0);
+        free(w);
+        free(wh);
+    }
+}
+
+/* GELU and softmax against double precision, over the ranges they meet. */
+static void test_gelu_softmax(void)
+{
+    enum { N = 1001 };
+    float x[N], y[N];
+    double worst = 0;
+    for (int i = 0; i < N; i++)
+        y[i] = x[i] = -12.0f + 24.0f * i / (N - 1);
+    gelu(y, N);
+    for (int i = 0; i < N; i++)
+        worst = fmax(worst, fabs(y[i] - 0.5 * x[i] * (1 + erf(x[i] / sqrt(2.0)))));
+    CHECK(worst < 1e-6);
+    double mx = -1e9, sum = 0;
+    for (int i = 0; i < N; i++) {
+        y[i] = x[i] = -60.0f + 70.0f * frand();
+        mx = fmax(mx, x[i]);
+    }
+    for (int i = 0; i < N; i++)
+        sum += exp(x[i] - mx);
+    softmax(y, N);
+    worst = 0;
+    for (int i = 0; i < N; i++) {
+        double p = exp(x[i] - mx) / sum;
+        if (p > 1e-30)
+            worst = fmax(worst, fabs(y[i] - p) / p);
+    }
+    CHECK(worst < 1e-5);
 }
 
 static void test_attend_query_dh(int dh)
@@ -240,6 +300,8 @@ int main(void)
         CHECK_INT(kernels_level(), level);
         fprintf(stderr, "kernels: %s\n", kernels_level_name((kernel_level)level));
         test_matvec();
+        test_matmat();
+        test_gelu_softmax();
         test_attend_query();
         test_skew();
         test_misc();

@@ -44,6 +44,8 @@ SETTINGS = [
     ("pace off", {"pace": "0"}),
     ("key_pull 0.8", {"key_pull": "0.8"}),
     ("at most 2 notes held, 400 ms a note", {"max_held_notes": "2", "max_note_ms": "400"}),
+    ("4 candidates, the likeliest played", {"candidates": "4"}),
+    ("3 candidates, the most motif played", {"candidates": "3", "candidate_score": "motif"}),
 ]
 
 

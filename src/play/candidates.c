@@ -1,0 +1,218 @@
+/* candidates.c: B continuations of one context, decoded in one batch, measured and scored; the chosen one goes on as the continuation. */
+#include "play/candidates.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+
+#define EVENTS_START 1024       /* events a candidate holds before its list grows */
+
+int candidates_init(candidates *k, continuation *home, int cap)
+{
+    memset(k, 0, sizeof *k);
+    if (cap < 1 || cap > CANDIDATES_MAX) {
+        log_error("candidates: %d asked for, 1..%d", cap, CANDIDATES_MAX);
+        return -1;
+    }
+    k->home = home;
+    if (model_batch_init(&k->batch, &home->st, cap) != 0)
+        return -1;
+    for (int i = 0; i < cap; i++, k->cap++) {
+        k->ev[i] = malloc(sizeof *k->ev[i] * EVENTS_START);
+        if (!k->ev[i] || continuation_fork_init(&k->c[i], home) != 0) {
+            free(k->ev[i]);
+            log_error("candidates: out of memory");
+            candidates_free(k);
+            return -1;
+        }
+        k->cap_ev[i] = EVENTS_START;
+    }
+    return 0;
+}
+
+void candidates_free(candidates *k)
+{
+    for (int i = 0; i < k->cap; i++) {
+        continuation_fork_free(&k->c[i]);
+        free(k->ev[i]);
+    }
+    model_batch_free(&k->batch);
+    memset(k, 0, sizeof *k);
+}
+
+int candidates_start(candidates *k, int n)
+{
+    if (n < 1 || n > k->cap) {
+        log_error("candidates: %d started, room for 1..%d", n, k->cap);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        continuation_fork(&k->c[i], k->home, &k->batch, i, k->home->spec.seed + (uint64_t)i);
+        k->n_ev[i] = 0;
+        k->ended[i] = 0;
+    }
+    k->n = n;
+    k->steps = 0;
+    return 0;
+}
+
+/* Keeps candidate I's event E.  0, or -1 out of memory (logged). */
+static int keep_event(candidates *k, int i, const cont_event *e)
+{
+    if (k->n_ev[i] == k->cap_ev[i]) {
+        int cap = k->cap_ev[i] * 2;
+        cont_event *p = realloc(k->ev[i], sizeof *p * (size_t)cap);
+        if (!p) {
+            log_error("candidates: out of memory for candidate %d's events", i);
+            return -1;
+        }
+        k->ev[i] = p;
+        k->cap_ev[i] = cap;
+    }
+    k->ev[i][k->n_ev[i]++] = *e;
+    return 0;
+}
+
+/* Candidate I up to its next decode (or its end): its id for the batch
+ * into *ID, or -1 when it has ended.  0, or -1 on error. */
+static int advance(candidates *k, int i, int *id)
+{
+    continuation *c = &k->c[i];
+    *id = -1;
+    while (!k->ended[i]) {
+        cont_event e;
+        int r = continuation_step(c, &e);
+        if (r < 0)
+            return -1;
+        if (r == CONT_STEP_END) {
+            k->ended[i] = 1;
+        } else if (r == CONT_STEP_EVENT) {
+            if (keep_event(k, i, &e) != 0)
+                return -1;
+        } else {
+            *id = c->queued;
+            c->queued = -1;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+int candidates_step(candidates *k)
+{
+    int seqs[CANDIDATES_MAX], ids[CANDIDATES_MAX], n = 0, going = 0;
+    for (int i = 0; i < k->n; i++) {
+        int id;
+        if (advance(k, i, &id) != 0)
+            return -1;
+        if (id >= 0) {
+            seqs[n] = i;
+            ids[n++] = id;
+        }
+        going += !k->ended[i];
+    }
+    if (n > 0) {
+        if (model_batch_decode(&k->batch, seqs, ids, n) != 0)
+            return -1;
+        k->steps++;
+    }
+    return going;
+}
+
+/* ---- measures ---- */
+
+/* PITCH (N) of the note-ons of EV, in onset order and, at one onset, by
+ * pitch (as bench/realism.py orders notes).  Returns N (at most MAX). */
+static int note_ons(const cont_event *ev, int n_ev, int *pitch, int max)
+{
+    int n = 0;
+    double at[2048];
+    if (max > 2048)
+        max = 2048;
+    for (int i = 0; i < n_ev && n < max; i++) {
+        if (ev[i].kind != CONT_NOTE_ON)
+            continue;
+        int j = n++;
+        for (; j > 0 && at[j - 1] == ev[i].time && pitch[j - 1] > ev[i].pitch; j--) {
+            at[j] = at[j - 1];
+            pitch[j] = pitch[j - 1];
+        }
+        at[j] = ev[i].time;
+        pitch[j] = ev[i].pitch;
+    }
+    return n;
+}
+
+/* The share of the 3-interval runs of P (N notes) that occur among those
+ * of the phrase heard H (NH notes), in any transposition. */
+static double motif_share(const int *p, int n, const unsigned char *h, int nh)
+{
+    int found = 0, total = 0;
+    for (int i = 0; i + 3 < n; i++, total++)
+        for (int j = 0; j + 3 < nh; j++)
+            if (p[i + 1] - p[i] == h[j + 1] - h[j] && p[i + 2] - p[i + 1] == h[j + 2] - h[j + 1]
+                && p[i + 3] - p[i + 2] == h[j + 3] - h[j + 2]) {
+                found++;
+                break;
+            }
+    return total ? (double)found / total : 0;
+}
+
+void candidates_measure(const candidates *k, int i, cand_measures *m)
+{
+    const continuation *c = &k->c[i];
+    int pitch[2048];
+    int n = note_ons(k->ev[i], k->n_ev[i], pitch, 2048);
+    double span = k->n_ev[i] ? k->ev[i][k->n_ev[i] - 1].time : 0;
+    double aim = k->home->ctx.pos.follow.aim;
+    if (span < 1)
+        span = 1;
+    memset(m, 0, sizeof *m);
+    m->ids = c->n_sampled;
+    m->notes = n;
+    m->likelihood = c->n_sampled ? c->loglik_model / c->n_sampled : -1e9;
+    m->nudged = c->n_sampled ? c->loglik_nudged / c->n_sampled : -1e9;
+    m->motif = motif_share(pitch, n, k->home->phrase, k->home->n_phrase);
+    m->pace = aim > 0 ? -fabs(log((n / span + 0.1) / (aim + 0.1))) : 0;
+}
+
+static double score_of(const cand_measures *m, int s)
+{
+    switch (s) {
+    case PLAY_SCORE_NUDGED: return m->nudged;
+    case PLAY_SCORE_MOTIF: return m->motif;
+    case PLAY_SCORE_PACE: return m->pace;
+    case PLAY_SCORE_MIX: return m->likelihood + m->motif + m->pace;
+    default: return m->likelihood;
+    }
+}
+
+int candidates_best(const candidates *k, int score)
+{
+    int best = 0;
+    double top = -1e300;
+    for (int i = 0; i < k->n; i++) {
+        cand_measures m;
+        candidates_measure(k, i, &m);
+        double v = score_of(&m, score);
+        if (v > top) {
+            top = v;
+            best = i;
+        }
+    }
+    return best;
+}
+
+int candidates_choose(candidates *k, int i)
+{
+    if (i < 0 || i >= k->n) {
+        log_error("candidates: no candidate %d (0..%d)", i, k->n - 1);
+        return -1;
+    }
+    model_batch_adopt(&k->batch, i);
+    int rc = continuation_adopt(k->home, &k->c[i], k->ev[i], k->n_ev[i], k->ended[i]);
+    k->n = 0;
+    return rc;
+}

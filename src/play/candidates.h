@@ -1,0 +1,54 @@
+/* candidates.h: several continuations of one context decoded side by side in a batch, scored, the best one played. */
+#ifndef CONTINUO_PLAY_CANDIDATES_H
+#define CONTINUO_PLAY_CANDIDATES_H
+
+#include "model/batch.h"
+#include "play/continuation.h"
+
+#define CANDIDATES_MAX 8
+
+/* One candidate's measures (candidates_measure). */
+typedef struct cand_measures {
+    double likelihood;          /* mean ln p per id sampled, model's own odds */
+    double nudged;              /* the same under the nudged odds */
+    double motif;               /* 0..1: its patterns (3 intervals, notes in onset order)
+                                   that occur among those heard */
+    double pace;                /* -|ln(its note-ons per second / the aim)| */
+    int    ids, notes;
+} cand_measures;
+
+/* B candidates of the continuation HOME: forks of it just after
+ * continuation_begin, candidate i seeded seed + i (candidate 0 plays what
+ * HOME alone would), stepped together (candidates_step: one batched
+ * decode for all), each keeping the events it would hand out.  The
+ * chosen one becomes HOME again (candidates_choose), and HOME hands out
+ * its events and goes on from its state.  Owned by HOME's thread. */
+typedef struct candidates {
+    continuation *home;         /* borrowed */
+    model_batch   batch;
+    int           cap, n;
+    continuation  c[CANDIDATES_MAX];
+    cont_event   *ev[CANDIDATES_MAX];   /* each one's events so far; owned */
+    int           n_ev[CANDIDATES_MAX], cap_ev[CANDIDATES_MAX];
+    int           ended[CANDIDATES_MAX];
+    long          steps;        /* batched decodes since the start */
+} candidates;
+
+/* Room for CAP (1..CANDIDATES_MAX) candidates of HOME.  0, or -1 (logged). */
+int  candidates_init(candidates *k, continuation *home, int cap);
+void candidates_free(candidates *k);
+/* N candidates (1..cap) of HOME, which has just begun.  0, or -1. */
+int  candidates_start(candidates *k, int n);
+/* Every candidate that has not ended moves to its next decode (keeping
+ * the events it hands out on the way), then one batched decode steps them
+ * all.  Returns how many have not ended, or -1 (logged). */
+int  candidates_step(candidates *k);
+/* Candidate I's measures against what HOME heard. */
+void candidates_measure(const candidates *k, int i, cand_measures *m);
+/* The index of the best candidate by SCORE (PLAY_SCORE_*; the first of
+ * equals). */
+int  candidates_best(const candidates *k, int score);
+/* HOME goes on as candidate I (its events first).  0, or -1 (logged). */
+int  candidates_choose(candidates *k, int i);
+
+#endif

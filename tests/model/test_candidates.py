@@ -1,0 +1,97 @@
+"""test_candidates.py: `continue --candidates B`: B continuations decoded side by side in one batch,
+each the one `continue --seed S+i` plays alone (the same events, to the id), the one played the best
+by the score asked for, and its output the very file the single run writes; with the shipped model
+(stream memory, one prefill and --step) and a small model whose window slides inside the batch."""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
+from servetest import check, done  # noqa: E402
+
+SRC = os.environ["CONTINUO_SRC"]
+CONTINUO = os.environ["CONTINUO"]
+MODEL = os.path.join(SRC, "models", "continuo-default.gguf")
+MOTIF = os.path.join(SRC, "models", "motif.mid")
+
+CAND = re.compile(r"candidate (\d+) \(seed (\d+)\): (\d+) notes, (\d+) events; likelihood (\S+), "
+                  r"nudged (\S+), motif (\S+), pace (\S+?)( \(played\))?$")
+SUMMARY = re.compile(r"continuation (\d+) notes \((\d+) events.*seed (\d+)")
+
+
+def run(*args):
+    return subprocess.run([CONTINUO, *args], capture_output=True, text=True)
+
+
+def continue_(out, seed, extra, *more):
+    r = run("continue", *extra, "-o", out, "--seed", str(seed), *more)
+    if r.returncode != 0:
+        print(r.stdout, r.stderr)
+    return r
+
+
+def check_case(d, name, extra, b, score, seed):
+    """One --candidates run against B single runs."""
+    out = os.path.join(d, f"{name}-{score}.mid")
+    r = continue_(out, seed, extra, "--candidates", str(b), "--candidate-score", score)
+    check(r.returncode == 0, f"{name}: continue --candidates {b} --candidate-score {score} exits 0")
+    if r.returncode != 0:
+        return
+    cands = [m for m in (CAND.search(line) for line in r.stderr.splitlines()) if m]
+    check(len(cands) == b, f"{name}: {b} candidates measured ({len(cands)})")
+    played = [int(m.group(1)) for m in cands if m.group(9)]
+    check(len(played) == 1, f"{name}: one candidate played ({played})")
+    if len(cands) != b or len(played) != 1:
+        return
+    key = {"likelihood": 5, "nudged": 6, "motif": 7, "pace": 8}[score]
+    values = [float(m.group(key)) for m in cands]
+    best = values.index(max(values))
+    check(played[0] == best, f"{name}: the one played is the best by {score} ({played[0]}, best {best}: {values})")
+    summary = SUMMARY.search(r.stdout)
+    check(summary and int(summary.group(3)) == seed + played[0],
+          f"{name}: the summary gives the seed that plays it alone ({r.stdout.strip()})")
+    for m in cands:
+        i, events = int(m.group(1)), int(m.group(4))
+        single = os.path.join(d, f"{name}-single-{i}.mid")
+        if not os.path.exists(single):
+            s = continue_(single, seed + i, extra)
+            check(s.returncode == 0, f"{name}: continue --seed {seed + i} exits 0")
+            with open(single + ".txt", "w") as f:
+                f.write(s.stdout)
+        with open(single + ".txt") as f:
+            sm = SUMMARY.search(f.read())
+        check(sm and int(sm.group(2)) == events,
+              f"{name}: candidate {i} sampled the {events} events seed {seed + i} samples alone "
+              f"({sm.group(2) if sm else '?'})")
+        if i == played[0]:
+            with open(single, "rb") as f1, open(out, "rb") as f2:
+                same = f1.read() == f2.read()
+            check(same, f"{name}: the file played is the one `continue --seed {seed + i}` writes")
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as d:
+        common = [MOTIF, "--model", MODEL, "--seconds", "8"]
+        for score in ("likelihood", "motif", "pace"):
+            check_case(d, "stream", common, 4, score, 11)
+        check_case(d, "step", common + ["--step"], 3, "nudged", 40)
+        # a small model of context 64: the window slides inside the batch, sequence by sequence
+        small = os.path.join(d, "small.gguf")
+        subprocess.run(["/usr/bin/python3", os.path.join(SRC, "train", "export.py"), "--random", small,
+                        "--layers", "2", "--d-model", "64", "--heads", "4", "--d-ff", "128",
+                        "--max-rel", "32", "--context", "64", "--scale", "0.1", "--dtype", "f16"],
+                       check=True, stdout=subprocess.DEVNULL)
+        check_case(d, "window", [MOTIF, "--model", small, "--seconds", "6", "--memory", "window"], 5,
+                   "likelihood", 3)
+        r = run("continue", MOTIF, "--model", MODEL, "-o", os.path.join(d, "x.mid"), "--candidates", "9")
+        check(r.returncode != 0 and "candidates" in r.stderr, f"--candidates 9 is refused: {r.stderr.strip()}")
+        r = run("continue", MOTIF, "--model", MODEL, "-o", os.path.join(d, "x.mid"), "--candidate-score", "loud")
+        check(r.returncode != 0 and "likelihood" in r.stderr, f"an unknown score is refused: {r.stderr.strip()}")
+    return done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
