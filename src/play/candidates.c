@@ -87,7 +87,10 @@ static int advance(candidates *k, int i, int *id)
         if (r < 0)
             return -1;
         if (r == CONT_STEP_END) {
-            k->ended[i] = 1;
+            k->ended[i] = 1;        /* an id it fed on the way still enters its cache */
+            *id = c->queued;
+            c->queued = -1;
+            return 0;
         } else if (r == CONT_STEP_EVENT) {
             if (keep_event(k, i, &e) != 0)
                 return -1;

@@ -932,10 +932,9 @@ int continuation_step(continuation *c, cont_event *out)
     if (t != EVENT_TIME_SHIFT || c->ctx.first_step < 0)
         return CONT_STEP_DECODE;
     find_capped(c);
-    if (c->n_cut == 0 && now_s(c) > c->spec.seconds) {
-        c->queued = -1;
-        return CONT_STEP_END;       /* silent past its length */
-    }
+    if (c->n_cut == 0 && now_s(c) > c->spec.seconds)
+        return CONT_STEP_END;       /* silent past its length (the id fed still waits in
+                                       queued: the model decodes it, as next_event's does) */
     return CONT_STEP_DECODE;        /* (no CONT_TIME: candidates are not for duets) */
 }
 

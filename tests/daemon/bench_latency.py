@@ -2,7 +2,7 @@
 """bench_latency.py: phrase-end to first-note latency and scheduler timing error of `continuo serve`, as numbers.
 
     /usr/bin/python3 tests/daemon/bench_latency.py [--continuo BIN] [--model M.gguf|echo]
-        [--phrases N] [--lookahead MS] [--memory window|stream] [--dtype f32|f16]
+        [--phrases N] [--lookahead MS] [--memory window|stream] [--dtype f32|f16] [--set KEY=VALUE ...]
 
 Plays N short phrases in real time into a FIFO input, lets each continuation
 play, and prints the service's own measurements (`continuo ctl status`):
@@ -30,6 +30,8 @@ ap.add_argument("--phrases", type=int, default=20)
 ap.add_argument("--lookahead", type=int, default=-1, help="lookahead_ms (default -1: auto, as the service)")
 ap.add_argument("--memory", choices=("window", "stream"), help="the service's memory key (default: its default)")
 ap.add_argument("--dtype", choices=("f32", "f16"), default="f32", help="matrices of the random model")
+ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                help="more settings of the service, e.g. --set candidates=4")
 args = ap.parse_args()
 servetest.CONTINUO = os.path.abspath(args.continuo)
 src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -44,7 +46,8 @@ if not model:
                         "--max-rel", "1024", "--context", "1024", "--dtype", args.dtype], check=True)
 
 settings = ["model=" + model, "phrase_silence_ms=200", "response_seconds=1",
-            "lookahead_ms=%d" % args.lookahead, "seed=7"] + (["memory=" + args.memory] if args.memory else [])
+            "lookahead_ms=%d" % args.lookahead, "seed=7"] + (["memory=" + args.memory] if args.memory else []) \
+    + args.set
 sv = servetest.Service(*settings, output="none")
 try:
     motif = [(60, 90, 0.1), (64, 80, 0.1), (67, 85, 0.1), (72, 95, 0.2)]
@@ -66,9 +69,9 @@ def field(name):
 
 print("continuo serve latency benchmark: engine %s, model %s, memory %s"
       % (field("engine"), model, args.memory or "default"))
-print("phrases %s, continuations %s, notes in %s, notes out %s, lookahead_ms %d, %.0f s"
-      % (field("phrases"), field("responses"), field("notes_in"), field("notes_out"),
-         args.lookahead, time.monotonic() - t0))
+print("phrases %s, continuations %s, notes in %s, notes out %s, lookahead_ms %d, candidates %s (%s prepared), "
+      "%.0f s" % (field("phrases"), field("responses"), field("notes_in"), field("notes_out"), args.lookahead,
+                  field("candidates"), field("candidates_prepared"), time.monotonic() - t0))
 for what, key in (("phrase end -> first note (ms)", "latency_ms"),
                   ("scheduler timing error (ms)", "timing_error_ms")):
     print("%-32s n=%s p50=%s p90=%s p99=%s max=%s" % (what, field(key + "_n"), field(key + "_p50"),
