@@ -252,8 +252,9 @@ static int pick_candidate(continue_run *r, const play_settings *p)
         cand_measures m;
         candidates_measure(&r->cands, i, &m);
         log_info("candidate %d (seed %llu): %d notes, %d events; likelihood %.4f, nudged %.4f, motif %.3f, "
-                 "pace %.3f%s", i, (unsigned long long)(r->cont.spec.seed + (uint64_t)i), m.notes, m.ids,
-                 m.likelihood, m.nudged, m.motif, m.pace, i == r->chosen ? " (played)" : "");
+                 "pace %.3f, repeats %.3f, capped %.3f%s", i, (unsigned long long)(r->cont.spec.seed + (uint64_t)i),
+                 m.notes, m.ids, m.likelihood, m.nudged, m.motif, m.pace, m.repeats, m.capped,
+                 i == r->chosen ? " (played)" : "");
     }
     log_info("candidates: %d side by side in %ld batched steps; %d played (best %s)", b, r->cands.steps,
              r->chosen, play_score_name(p->candidate_score));

@@ -163,6 +163,16 @@ static double motif_share(const int *p, int n, const unsigned char *h, int nh)
     return total ? (double)found / total : 0;
 }
 
+/* The share of the most repeated of the N pitches P (0 without any). */
+static double top_share(const int *p, int n)
+{
+    int count[128] = { 0 }, top = 0;
+    for (int i = 0; i < n; i++)
+        if (p[i] >= 0 && p[i] < 128 && ++count[p[i]] > top)
+            top = count[p[i]];
+    return n ? (double)top / n : 0;
+}
+
 void candidates_measure(const candidates *k, int i, cand_measures *m)
 {
     const continuation *c = &k->c[i];
@@ -179,6 +189,12 @@ void candidates_measure(const candidates *k, int i, cand_measures *m)
     m->nudged = c->n_sampled ? c->loglik_nudged / c->n_sampled : -1e9;
     m->motif = motif_share(pitch, n, k->home->phrase, k->home->n_phrase);
     m->pace = aim > 0 ? -fabs(log((n / span + 0.1) / (aim + 0.1))) : 0;
+    int heard[FOLLOW_RING], nh = k->home->n_phrase;
+    for (int j = 0; j < nh; j++)
+        heard[j] = k->home->phrase[j];
+    double excess = top_share(pitch, n) - top_share(heard, nh);
+    m->repeats = excess > 0 ? excess : 0;
+    m->capped = n ? (double)c->n_capped / n : 0;
 }
 
 static double score_of(const cand_measures *m, int s)
@@ -187,7 +203,7 @@ static double score_of(const cand_measures *m, int s)
     case PLAY_SCORE_NUDGED: return m->nudged;
     case PLAY_SCORE_MOTIF: return m->motif;
     case PLAY_SCORE_PACE: return m->pace;
-    case PLAY_SCORE_MIX: return m->likelihood + m->motif + m->pace;
+    case PLAY_SCORE_MIX: return m->likelihood + m->motif + m->pace - m->repeats - m->capped;
     default: return m->likelihood;
     }
 }

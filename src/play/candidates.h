@@ -14,6 +14,9 @@ typedef struct cand_measures {
     double motif;               /* 0..1: its patterns (3 intervals, notes in onset order)
                                    that occur among those heard */
     double pace;                /* -|ln(its note-ons per second / the aim)| */
+    double repeats;             /* how much more its most repeated pitch's share is
+                                   than in the phrase heard (0 when not more) */
+    double capped;              /* the share of its notes ended at the length cap */
     int    ids, notes;
 } cand_measures;
 

@@ -460,6 +460,7 @@ int continuation_begin(continuation *c, double at, const cont_spec *s)
         c->cut_at[p] = -1;
     c->n_cut = 0;
     c->n_out = 0;
+    c->n_capped = 0;
     c->n_sampled = 0;
     c->loglik_model = c->loglik_nudged = 0;
     c->guard = 0;
@@ -519,6 +520,7 @@ static void find_capped(continuation *c)
             c->model_on[p] = 0;
             c->cut_at[p] = c->onset[p] + cap;
             c->n_cut++;
+            c->n_capped++;
         }
 }
 

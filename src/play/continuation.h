@@ -87,6 +87,7 @@ typedef struct continuation {
                                    length cap, or (duet) the player struck its pitch */
     int          n_cut;
     int          n_out;         /* events handed out */
+    int          n_capped;      /* of its notes, those ended at the length cap */
     /* what the knobs steer by, set at begin (play_options.h) */
     double       heard_pitch;   /* mean pitch of the note-ons heard (register) */
     unsigned char scale[12];    /* key_lock: the pitch classes it may play */

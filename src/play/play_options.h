@@ -48,7 +48,7 @@ enum {
     PLAY_SCORE_NUDGED,      /* ... under the odds the pace, key and knobs made */
     PLAY_SCORE_MOTIF,       /* the share of its 4-note interval patterns heard before */
     PLAY_SCORE_PACE,        /* how near its notes per second keep to the aim */
-    PLAY_SCORE_MIX,         /* likelihood + motif + pace */
+    PLAY_SCORE_MIX,         /* likelihood + motif + pace - repeats - capped (candidates.h) */
     PLAY_SCORE_COUNT
 };
 
@@ -157,6 +157,8 @@ const char *play_score_name(int score);
       "event under the model's own odds), nudged (under the odds the pace,\n"                              \
       "key and knobs made), motif (the share of its 4-note interval patterns\n"                            \
       "that were heard before), pace (its notes per second nearest the aim),\n"                            \
-      "or mix (the three added).")
+      "or mix (likelihood + motif + pace, less how much more its most repeated\n"                          \
+      "pitch's share is than in what was heard and the share of its notes held\n"                          \
+      "to the length cap).")
 
 #endif
