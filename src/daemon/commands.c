@@ -86,6 +86,7 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
                  sv->cont.anchored, sv->cont.anchor_missed, sv->cont.duet_thinned, sv->cont.late_starts,
                  sv->cont.prepared);
     status_knobs(&sv->cfg.play, reply, len);
+    service_describe_outputs(sv, reply, len);
 }
 
 static void cmd_panic(service *sv, char *arg, char *rest, char *reply, size_t len)

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "daemon/engine.h"
-#include "daemon/ring.h"
+#include "util/ring.h"
 #include "util/log.h"
 
 /* Commands from the loop to the generator. */

@@ -91,6 +91,19 @@ const option_def config_options[] = {
       "written when the service stops; empty: none (`continuo ctl save FILE`\n"
       "still works).  `ctl set` and reload refuse a file in a folder the\n"
       "service cannot write in.", NULL },
+    { "journal_dir", OPT_STRING, "", 0, 0, NULL, RESTART, OFF(journal_dir),
+      "The session journal: everything played, the player's and the model's,\n"
+      "written as it is played into a MIDI file per session (a new one at\n"
+      "start and after journal_idle_minutes of silence) that a crash, a kill\n"
+      "or a power cut leaves valid with every phrase that ended a second\n"
+      "before.  Empty: $XDG_STATE_HOME/continuo/journal (~/.local/state/...);\n"
+      "off: no journal.  `continuo journal` lists and exports the sessions.", NULL },
+    { "journal_idle_minutes", OPT_DOUBLE, "10", 0.1, 1440, NULL, RESTART, OFF(journal_idle_minutes),
+      "Minutes without playing after which the journal starts a new session file.", NULL },
+    { "journal_max_mb", OPT_DOUBLE, "2048", 0, 1048576, NULL, RESTART, OFF(journal_max_mb),
+      "The journal folder's largest size in MB: the oldest sessions go first; 0: no limit.", NULL },
+    { "journal_max_days", OPT_DOUBLE, "0", 0, 36500, NULL, RESTART, OFF(journal_max_days),
+      "Sessions older than this many days leave the journal folder; 0: none do.", NULL },
     { "control_socket", OPT_STRING, "", 0, 0, NULL, RESTART, OFF(control_socket),
       "Control socket; empty: $XDG_RUNTIME_DIR/continuo/ctl.", NULL },
     { "phrase_silence_ms", OPT_INT, "800", 50, 10000, NULL, LIVE, OFF(phrase_silence_ms),

@@ -1,6 +1,7 @@
 /* ports.c: the service's MIDI inputs and outputs, opened by name through the backend table (src/io). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -35,7 +36,38 @@ static int open_output(service *sv, const char *spec)
     return 0;
 }
 
-/* The outputs the config lists, then the session recording. */
+/* The journal's folder: journal_dir, or the service's state directory
+ * ($STATE_DIRECTORY, which the user unit's StateDirectory= makes, else
+ * $XDG_STATE_HOME or ~/.local/state, /continuo/journal), made if missing.
+ * Into DIR (LEN bytes); 0, or 1 when the journal is off, or -1 (logged). */
+static int journal_folder(const service *sv, char *dir, size_t len)
+{
+    const char *set = sv->cfg.journal_dir, *state = getenv("STATE_DIRECTORY"), *xdg = getenv("XDG_STATE_HOME"),
+               *home = getenv("HOME");
+    if (strcmp(set, "off") == 0)
+        return 1;
+    if (*set)
+        snprintf(dir, len, "%s", set);
+    else if (state && *state)
+        snprintf(dir, len, "%s/journal", state);
+    else if (xdg && *xdg)
+        snprintf(dir, len, "%s/continuo/journal", xdg);
+    else if (home && *home)
+        snprintf(dir, len, "%s/.local/state/continuo/journal", home);
+    else {
+        log_warn("journal: no folder (set journal_dir, or HOME): the session is not journaled");
+        return 1;
+    }
+    if (!*set)      /* the default's parents: .../continuo */
+        for (char *s = strchr(dir + 1, '/'); s; s = strchr(s + 1, '/')) {
+            *s = 0;
+            mkdir(dir, 0700);
+            *s = '/';
+        }
+    return 0;
+}
+
+/* The outputs the config lists, then the session recording and the journal. */
 static int open_outputs(service *sv)
 {
     char list[CONFIG_STR_MAX], *save = NULL;
@@ -52,7 +84,14 @@ static int open_outputs(service *sv)
         if (open_output(sv, s) < 0)
             return -1;
     }
-    return open_output(sv, "record");
+    char dir[CONFIG_STR_MAX], spec[CONFIG_STR_MAX + 16];
+    int j = journal_folder(sv, dir, sizeof dir);
+    if (open_output(sv, "record") < 0 || j < 0)
+        return -1;
+    if (j > 0)
+        return 0;
+    snprintf(spec, sizeof spec, "journal:%s", dir);
+    return open_output(sv, spec);
 }
 
 static int open_inputs(service *sv)
@@ -117,6 +156,20 @@ int service_save(service *sv, const char *path)
             rc = r;
     }
     return rc;
+}
+
+/* What the outputs that have something to say say (the journal's state),
+ * appended to REPLY as " journal=DIR STATE". */
+void service_describe_outputs(service *sv, char *reply, size_t len)
+{
+    for (int i = 0; i < sv->n_outputs; i++) {
+        char what[256];
+        size_t used = strlen(reply);
+        const char *name = midi_port_name(sv->outputs[i]), *colon = strchr(name, ':');
+        if (used < len && midi_port_describe(sv->outputs[i], what, sizeof what))
+            snprintf(reply + used, len - used, " %.*s=%s %s", colon ? (int)(colon - name) : (int)strlen(name), name,
+                     colon ? colon + 1 : "", what);
+    }
 }
 
 /* ---- output fan-out ---- */

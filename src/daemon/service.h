@@ -80,6 +80,9 @@ void service_record(service *sv, const midi_msg *m, midi_part part, int64_t now)
 void service_emit_model(void *user, const midi_msg *m, int64_t now);
 void service_send_thru(service *sv, const midi_msg *m, int64_t now);
 void service_silence_all(service *sv, int64_t now);
+/* Appends " journal=DIR ok written=N dropped=M" to REPLY (LEN bytes) for
+ * each output with a state of its own (ctl status). */
+void service_describe_outputs(service *sv, char *reply, size_t len);
 
 /* Changes live option O to VALUE (`ctl set`, a controller): VALUE is
  * parsed into a copy of the config, the rules across keys are checked on

@@ -49,7 +49,9 @@ struct midi_port {
  * save:     writes what was kept to PATH, all or nothing; returns 0, or -1
  *           after logging why not; NULL with keep.
  * list:     calls FN for each port the backend can see; returns how many,
- *           or -1 after logging why it could not look. May be NULL. */
+ *           or -1 after logging why it could not look. May be NULL.
+ * describe: (may be NULL) its state in a few words for `ctl status`, into
+ *           BUF (LEN bytes): the journal's "ok written=N dropped=M". */
 typedef struct midi_backend {
     const char *name;
     const char *usage;          /* one line: what ARG means */
@@ -63,6 +65,7 @@ typedef struct midi_backend {
     int  (*keep)(midi_port *p, const midi_msg *msg, midi_part part, double time);
     int  (*save)(midi_port *p, const char *path);
     int  (*list)(midi_port_list_fn fn, void *user);
+    void (*describe)(midi_port *p, char *buf, size_t len);
 } midi_backend;
 
 extern const midi_backend midi_backend_null;
@@ -70,6 +73,7 @@ extern const midi_backend midi_backend_fifo;
 extern const midi_backend midi_backend_raw;
 extern const midi_backend midi_backend_fluidsynth;
 extern const midi_backend midi_backend_record;
+extern const midi_backend midi_backend_journal;
 #if HAVE_ALSA
 extern const midi_backend midi_backend_alsa;
 #endif

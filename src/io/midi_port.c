@@ -16,6 +16,7 @@ static const midi_backend *const backends[] = {
     &midi_backend_raw,
     &midi_backend_fluidsynth,
     &midi_backend_record,
+    &midi_backend_journal,
 #if HAVE_ALSA
     &midi_backend_alsa,
 #endif
@@ -208,6 +209,14 @@ int midi_port_keep(midi_port *p, const midi_msg *msg, midi_part part, double tim
     }
     p->stats.kept[part]++;
     return 0;
+}
+
+const char *midi_port_describe(midi_port *p, char *buf, size_t len)
+{
+    if (!p || !p->backend->describe)
+        return NULL;
+    p->backend->describe(p, buf, len);
+    return buf;
 }
 
 int midi_port_save(midi_port *p, const char *path)

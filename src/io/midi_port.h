@@ -128,6 +128,10 @@ int midi_port_write(midi_port *p, const midi_msg *msg);
  * when P could not keep it (counted in stats.dropped). */
 int midi_port_keep(midi_port *p, const midi_msg *msg, midi_part part, double time);
 
+/* P's state in a few words for `ctl status` (the journal's), into BUF
+ * (LEN bytes), or NULL for a port with nothing to say. */
+const char *midi_port_describe(midi_port *p, char *buf, size_t len);
+
 /* Writes what output P kept to PATH, all or nothing.  Returns 1 when P
  * keeps nothing (not a recording), 0 when written, -1 after logging why
  * it could not be. */

@@ -788,13 +788,13 @@ static int check_tracks(const char *path, const smf_track_out *tracks, int n_tra
     return 0;
 }
 
-/* Track chunk body: name, events with running status, end-of-track. */
-static int build_track(byte_buf *b, const smf_track_out *t)
+/* Track chunk body: name, events with running status, end-of-track,
+ * appended to B. */
+static int build_track_at(byte_buf *b, const smf_track_out *t)
 {
     static const uint8_t end_of_track[] = { 0x00, 0xFF, 0x2F, 0x00 };
     int rc = 0;
 
-    b->n = 0;
     if (t->name) {
         size_t n = strlen(t->name);
         if (n > 65535)
@@ -827,11 +827,65 @@ static int build_track(byte_buf *b, const smf_track_out *t)
     return rc;
 }
 
+/* The same into B from its start. */
+static int build_track(byte_buf *b, const smf_track_out *t)
+{
+    b->n = 0;
+    return build_track_at(b, t);
+}
+
 static int write_chunk(FILE *fp, const char *id, const uint8_t *body, size_t n)
 {
     uint8_t head[8] = { (uint8_t)id[0], (uint8_t)id[1], (uint8_t)id[2], (uint8_t)id[3],
                         (uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n };
     return fwrite(head, 1, 8, fp) == 8 && fwrite(body, 1, n, fp) == n ? 0 : -1;
+}
+
+void smf_head(uint8_t buf[SMF_HEAD_BYTES], int n_tracks)
+{
+    /* MThd, length 6, format 1, n_tracks + 1 tracks, 500 ticks per quarter;
+     * the tempo track: 500000 us per quarter (07 A1 20), end-of-track. */
+    static const uint8_t head[SMF_HEAD_BYTES] = {
+        'M', 'T', 'h', 'd', 0, 0, 0, 6, 0, 1, 0, 1, 0x01, 0xF4,
+        'M', 'T', 'r', 'k', 0, 0, 0, 11, 0x00, 0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20, 0x00, 0xFF, 0x2F, 0x00,
+    };
+    memcpy(buf, head, SMF_HEAD_BYTES);
+    buf[10] = (uint8_t)((n_tracks + 1) >> 8);
+    buf[11] = (uint8_t)(n_tracks + 1);
+}
+
+int smf_track_chunk(const smf_track_out *t, double t0, uint8_t **out, size_t *n)
+{
+    smf_event *shifted = t->n_events ? malloc(sizeof *shifted * t->n_events) : NULL;
+    byte_buf b = { NULL, 0, 0 };
+    if (t->n_events && !shifted) {
+        log_error("cannot write a track: out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < t->n_events; i++) {
+        shifted[i] = t->events[i];
+        shifted[i].time -= t0;
+    }
+    smf_track_out s = { t->name, shifted, t->n_events };
+    int rc = check_tracks("a track", &s, 1);
+    uint8_t head[8] = { 'M', 'T', 'r', 'k', 0, 0, 0, 0 };
+    if (rc == 0 && (buf_put(&b, head, 8) != 0 || build_track_at(&b, &s) != 0)) {
+        log_error("cannot write a track: out of memory");
+        rc = -1;
+    }
+    free(shifted);
+    if (rc != 0) {
+        free(b.p);
+        return -1;
+    }
+    size_t body = b.n - 8;
+    b.p[4] = (uint8_t)(body >> 24);
+    b.p[5] = (uint8_t)(body >> 16);
+    b.p[6] = (uint8_t)(body >> 8);
+    b.p[7] = (uint8_t)body;
+    *out = b.p;
+    *n = b.n;
+    return 0;
 }
 
 int smf_write_file(const char *path, const smf_track_out *tracks, int n_tracks)

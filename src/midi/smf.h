@@ -85,4 +85,14 @@ typedef struct smf_track_out {
  * and returns -1 on error. */
 int smf_write_file(const char *path, const smf_track_out *tracks, int n_tracks);
 
+/* The MTrk chunk (its 8-byte header included) that smf_write_file writes
+ * for T, with its times less T0 seconds (events before T0 are an error),
+ * into *OUT (malloc'd; the caller frees it) of *N bytes: for files written
+ * a chunk at a time (midi/journal.h).  0, or -1 (logged). */
+int smf_track_chunk(const smf_track_out *t, double t0, uint8_t **out, size_t *n);
+/* The header and tempo track smf_write_file starts with, declaring
+ * N_TRACKS tracks after the tempo track, into BUF (SMF_HEAD_BYTES). */
+#define SMF_HEAD_BYTES 33
+void smf_head(uint8_t buf[SMF_HEAD_BYTES], int n_tracks);
+
 #endif

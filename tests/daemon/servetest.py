@@ -80,9 +80,12 @@ class Service:
         self.sock = os.path.join(self.runtime, "continuo", "ctl")
         self.fifo_in = os.path.join(self.dir, "in")
         os.mkfifo(self.fifo_in, 0o600)
+        # the journal (journal_dir's default) goes into the test's folder, never a home
         self.env = dict(os.environ, XDG_RUNTIME_DIR=self.runtime,
                         XDG_CONFIG_HOME=os.path.join(self.dir, "config"),
-                        XDG_CONFIG_DIRS=os.path.join(self.dir, "xdg"))
+                        XDG_CONFIG_DIRS=os.path.join(self.dir, "xdg"),
+                        XDG_STATE_HOME=os.path.join(self.dir, "state"))
+        self.env.pop("STATE_DIRECTORY", None)
         if env_extra:
             self.env.update(env_extra)
         args = [CONTINUO, "serve", "--set", "model=echo", "--set", "input=fifo:" + self.fifo_in,

@@ -1,6 +1,6 @@
 /* ring.h: lock-free single-producer single-consumer ring of fixed-size slots. */
-#ifndef CONTINUO_DAEMON_RING_H
-#define CONTINUO_DAEMON_RING_H
+#ifndef CONTINUO_UTIL_RING_H
+#define CONTINUO_UTIL_RING_H
 
 #include <stdatomic.h>
 #include <stddef.h>

@@ -1,0 +1,281 @@
+/* journal.c: the "journal" output: every message the session keeps, written as it is played by a thread of its own into a crash-safe MIDI file (midi/journal.h). */
+#include "config.h"
+
+#include "io/backend.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "midi/journal.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/ring.h"
+
+#define JOURNAL_RING      (1 << 16)    /* messages between the loop and the writer (about half an
+                                          hour of dense playing while the disk is slow) */
+#define JOURNAL_TICK_NS   100000000LL  /* the writer looks at the ring ten times a second */
+#define JOURNAL_QUIET_NS  500000000LL  /* a part's messages are written once it is quiet this long */
+#define JOURNAL_EVERY_NS  5000000000LL /* ... and at least this often while it plays on */
+#define JOURNAL_RETRY_NS  5000000000LL /* after a failed write, the next try */
+#define JOURNAL_HOLD      (1 << 20)    /* messages a part holds unwritten (disk full): past it the
+                                          oldest go, counted as dropped */
+
+enum { PART_PLAYER = 0, PART_MODEL = 1, N_PARTS = 2 };
+static const char *const part_names[N_PARTS] = { "player", "continuo" };
+
+/* One message from the loop. */
+typedef struct jmsg {
+    double  time;       /* session seconds */
+    int64_t at_ns;      /* CLOCK_MONOTONIC when kept */
+    uint8_t part, status, data1, data2;
+} jmsg;
+
+/* What a part has not written yet: events on the current file's time line. */
+typedef struct pending {
+    smf_event *ev;      /* owned by the writer */
+    size_t     n, cap;
+    int64_t    first_ns, last_ns;
+} pending;
+
+typedef struct journal {
+    ring        in;             /* loop -> writer */
+    pthread_t   thread;
+    _Atomic int quit;
+    char        dir[1024];
+    double      idle_s;         /* a new file after this long without a message */
+    double      max_days;
+    uint64_t    max_bytes;
+    /* the writer's */
+    journal_file file;
+    double      file_t0;        /* session time of the file's start */
+    double      last_time;      /* session time of the last message */
+    pending     part[N_PARTS];
+    int64_t     retry_ns;       /* no write before this after a failure */
+    /* read by the loop (ctl status) */
+    _Atomic int      failing;   /* the last write failed: errno, 0 when fine */
+    _Atomic uint64_t written, dropped;
+} journal;
+
+/* ---- the writer thread ---- */
+
+static int hold(pending *p, const smf_event *e)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 4096;
+        if (cap > JOURNAL_HOLD)
+            cap = JOURNAL_HOLD;
+        smf_event *ev = cap > p->cap ? realloc(p->ev, cap * sizeof *ev) : NULL;
+        if (!ev)
+            return -1;
+        p->ev = ev;
+        p->cap = cap;
+    }
+    p->ev[p->n++] = *e;
+    return 0;
+}
+
+/* Says once that writing failed, and once that it works again. */
+static void set_failing(journal *j, int err)
+{
+    int was = atomic_exchange(&j->failing, err);
+    if (err && !was)
+        log_warn("journal: cannot write in %s: %s; the service plays on, keeps what it could not write "
+                 "and tries again every %d s", j->dir, strerror(err), (int)(JOURNAL_RETRY_NS / 1000000000LL));
+    else if (!err && was)
+        log_info("journal: writing in %s again (%s)", j->dir, j->file.path);
+}
+
+/* The file of the held messages (their time line starts at file_t0). */
+static int open_file(journal *j)
+{
+    mkdir(j->dir, 0700);
+    if (journal_file_create(&j->file, j->dir, time(NULL)) != 0)
+        return -1;
+    journal_prune(j->dir, j->file.path, j->max_days, j->max_bytes);
+    log_info("journal: %s", j->file.path);
+    return 0;
+}
+
+/* PART's held messages as one track of the file.  0, or -1 (kept for later). */
+static int write_part(journal *j, int part, int64_t now)
+{
+    pending *p = &j->part[part];
+    if (p->n == 0)
+        return 0;
+    if (now < j->retry_ns)
+        return -1;
+    if (j->file.fd < 0 && open_file(j) != 0) {
+        j->retry_ns = now + JOURNAL_RETRY_NS;
+        set_failing(j, errno);
+        return -1;
+    }
+    smf_track_out t = { part_names[part], p->ev, p->n };
+    if (journal_file_append(&j->file, &t) != 0) {
+        int e = errno;
+        if (e == EFBIG) {           /* the file's track count is full: the next file */
+            journal_file_close(&j->file);
+            return write_part(j, part, now);
+        }
+        j->retry_ns = now + JOURNAL_RETRY_NS;
+        set_failing(j, e);
+        return -1;
+    }
+    atomic_fetch_add(&j->written, p->n);
+    p->n = 0;
+    set_failing(j, 0);
+    return 0;
+}
+
+/* One message into its part, on the current file's time line (a new file
+ * after idle_s of silence: the old one's parts are written first). */
+static void take(journal *j, const jmsg *m, int64_t now)
+{
+    if (j->last_time > 0 && m->time - j->last_time > j->idle_s) {
+        for (int k = 0; k < N_PARTS; k++)
+            write_part(j, k, now);
+        if (j->part[0].n == 0 && j->part[1].n == 0)
+            journal_file_close(&j->file);  /* (else it stays: a later try writes them there) */
+    }
+    if (j->file.fd < 0 && j->part[0].n == 0 && j->part[1].n == 0)
+        j->file_t0 = m->time;
+    j->last_time = m->time;
+    pending *p = &j->part[m->part];
+    smf_event e = { .time = m->time - j->file_t0, .status = m->status, .data1 = m->data1, .data2 = m->data2 };
+    if (e.time < 0)
+        e.time = 0;
+    if (p->n == 0)
+        p->first_ns = m->at_ns;
+    p->last_ns = m->at_ns;
+    if (p->n == JOURNAL_HOLD) {         /* the disk has been failing long: the oldest go */
+        memmove(p->ev, p->ev + 1, (p->n - 1) * sizeof *p->ev);
+        p->n--;
+        atomic_fetch_add(&j->dropped, 1);
+    }
+    if (hold(p, &e) != 0)
+        atomic_fetch_add(&j->dropped, 1);
+}
+
+/* Writes each part that has been quiet JOURNAL_QUIET_NS (a phrase, an
+ * answer: on the disk within a second of its end), or held messages for
+ * JOURNAL_EVERY_NS; ALL: everything (the service stops). */
+static void write_due(journal *j, int64_t now, int all)
+{
+    for (int k = 0; k < N_PARTS; k++) {
+        const pending *p = &j->part[k];
+        if (p->n && (all || now - p->last_ns >= JOURNAL_QUIET_NS || now - p->first_ns >= JOURNAL_EVERY_NS))
+            write_part(j, k, all ? INT64_MAX : now);
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    journal *j = arg;
+    jmsg m;
+    for (;;) {
+        int quit = atomic_load(&j->quit);
+        int64_t now = clock_now_ns();
+        while (ring_pop(&j->in, &m))
+            take(j, &m, now);
+        write_due(j, now, quit);
+        if (quit)
+            break;
+        struct timespec ts = { 0, JOURNAL_TICK_NS };
+        nanosleep(&ts, NULL);
+    }
+    journal_file_close(&j->file);
+    return NULL;
+}
+
+/* ---- the backend (the loop's side) ---- */
+
+static double setting(midi_port *p, const char *key, double def)
+{
+    char buf[64];
+    const char *v = p->settings && p->settings->get ? p->settings->get(p->settings->user, key, buf, sizeof buf) : NULL;
+    return v && *v ? atof(v) : def;
+}
+
+static int jn_open(midi_port *p, const char *arg, char *err, size_t errlen)
+{
+    if (!*arg) {
+        snprintf(err, errlen, "needs a folder: journal:DIR");
+        return -1;
+    }
+    /* a folder it cannot make or write in now is not an error: the writer
+     * says so once and tries again until it can (the service plays on) */
+    mkdir(arg, 0700);
+    journal *j = calloc(1, sizeof *j);
+    if (!j || ring_init(&j->in, JOURNAL_RING, sizeof(jmsg)) != 0) {
+        free(j);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    snprintf(j->dir, sizeof j->dir, "%s", arg);
+    j->file.fd = -1;
+    j->idle_s = 60 * setting(p, "journal_idle_minutes", 10);
+    j->max_days = setting(p, "journal_max_days", 0);
+    j->max_bytes = (uint64_t)(setting(p, "journal_max_mb", 0) * 1048576.0);
+    int e = pthread_create(&j->thread, NULL, writer_main, j);
+    if (e) {
+        ring_free(&j->in);
+        free(j);
+        snprintf(err, errlen, "cannot start its thread: %s", strerror(e));
+        return -1;
+    }
+    p->priv = j;
+    return 0;
+}
+
+/* The writer writes what it holds and stops. */
+static void jn_close(midi_port *p)
+{
+    journal *j = p->priv;
+    atomic_store(&j->quit, 1);
+    pthread_join(j->thread, NULL);
+    for (int k = 0; k < N_PARTS; k++)
+        free(j->part[k].ev);
+    ring_free(&j->in);
+    free(j);
+}
+
+/* Never blocks, never allocates: a full ring drops the message (counted). */
+static int jn_keep(midi_port *p, const midi_msg *msg, midi_part part, double time)
+{
+    journal *j = p->priv;
+    jmsg m = { time, clock_now_ns(), (uint8_t)(part == MIDI_PART_MODEL ? PART_MODEL : PART_PLAYER), msg->status,
+               msg->data1, msg->data2 };
+    if (ring_push(&j->in, &m) != 0) {
+        atomic_fetch_add(&j->dropped, 1);
+        return -1;
+    }
+    return 0;
+}
+
+static void jn_describe(midi_port *p, char *buf, size_t len)
+{
+    journal *j = p->priv;
+    int e = atomic_load(&j->failing);
+    uint64_t w = atomic_load(&j->written), d = atomic_load(&j->dropped);
+    if (e)
+        snprintf(buf, len, "failing:\"%s\" written=%llu dropped=%llu", strerror(e), (unsigned long long)w,
+                 (unsigned long long)d);
+    else
+        snprintf(buf, len, "ok written=%llu dropped=%llu", (unsigned long long)w, (unsigned long long)d);
+}
+
+const midi_backend midi_backend_journal = {
+    .name = "journal",
+    .usage = "journal:DIR (the session written as it is played, a crash-safe MIDI file in DIR)",
+    .dirs = MIDI_OUT,
+    .open = jn_open,
+    .close = jn_close,
+    .keep = jn_keep,
+    .describe = jn_describe,
+};
