@@ -16,6 +16,7 @@ static const command commands[] = {
     { "serve",    "the live service: MIDI in, continuation out",            cmd_serve },
     { "ctl",      "talk to a running service",                              cmd_ctl },
     { "doctor",   "check what the service needs here, with a fix for each problem", cmd_doctor },
+    { "journal",  "the sessions the service journaled: list them, export one", cmd_journal },
 };
 
 static void usage(FILE *fp)

@@ -311,6 +311,25 @@ int config_set(config *c, const option_def *opt, const char *value, char *why, s
     return -1;
 }
 
+int config_journal_dir(const config *c, char *dir, size_t len)
+{
+    const char *set = c->journal_dir, *state = getenv("STATE_DIRECTORY"), *xdg = getenv("XDG_STATE_HOME"),
+               *home = getenv("HOME");
+    if (strcmp(set, "off") == 0)
+        return 1;
+    if (*set)
+        snprintf(dir, len, "%s", set);
+    else if (state && *state)
+        snprintf(dir, len, "%s/journal", state);
+    else if (xdg && *xdg)
+        snprintf(dir, len, "%s/continuo/journal", xdg);
+    else if (home && *home)
+        snprintf(dir, len, "%s/.local/state/continuo/journal", home);
+    else
+        return -1;
+    return 0;
+}
+
 void config_spec(const config *c, uint64_t seed, cont_spec *out)
 {
     memset(out, 0, sizeof *out);

@@ -36,37 +36,6 @@ static int open_output(service *sv, const char *spec)
     return 0;
 }
 
-/* The journal's folder: journal_dir, or the service's state directory
- * ($STATE_DIRECTORY, which the user unit's StateDirectory= makes, else
- * $XDG_STATE_HOME or ~/.local/state, /continuo/journal), made if missing.
- * Into DIR (LEN bytes); 0, or 1 when the journal is off, or -1 (logged). */
-static int journal_folder(const service *sv, char *dir, size_t len)
-{
-    const char *set = sv->cfg.journal_dir, *state = getenv("STATE_DIRECTORY"), *xdg = getenv("XDG_STATE_HOME"),
-               *home = getenv("HOME");
-    if (strcmp(set, "off") == 0)
-        return 1;
-    if (*set)
-        snprintf(dir, len, "%s", set);
-    else if (state && *state)
-        snprintf(dir, len, "%s/journal", state);
-    else if (xdg && *xdg)
-        snprintf(dir, len, "%s/continuo/journal", xdg);
-    else if (home && *home)
-        snprintf(dir, len, "%s/.local/state/continuo/journal", home);
-    else {
-        log_warn("journal: no folder (set journal_dir, or HOME): the session is not journaled");
-        return 1;
-    }
-    if (!*set)      /* the default's parents: .../continuo */
-        for (char *s = strchr(dir + 1, '/'); s; s = strchr(s + 1, '/')) {
-            *s = 0;
-            mkdir(dir, 0700);
-            *s = '/';
-        }
-    return 0;
-}
-
 /* The outputs the config lists, then the session recording and the journal. */
 static int open_outputs(service *sv)
 {
@@ -85,10 +54,18 @@ static int open_outputs(service *sv)
             return -1;
     }
     char dir[CONFIG_STR_MAX], spec[CONFIG_STR_MAX + 16];
-    int j = journal_folder(sv, dir, sizeof dir);
-    if (open_output(sv, "record") < 0 || j < 0)
+    int j = config_journal_dir(&sv->cfg, dir, sizeof dir);
+    if (j == 0 && !sv->cfg.journal_dir[0])     /* the default's parents: .../continuo */
+        for (char *s = strchr(dir + 1, '/'); s; s = strchr(s + 1, '/')) {
+            *s = 0;
+            mkdir(dir, 0700);
+            *s = '/';
+        }
+    if (j < 0)
+        log_warn("journal: no folder (set journal_dir, or HOME): the session is not journaled");
+    if (open_output(sv, "record") < 0)
         return -1;
-    if (j > 0)
+    if (j != 0)
         return 0;
     snprintf(spec, sizeof spec, "journal:%s", dir);
     return open_output(sv, spec);

@@ -14,7 +14,7 @@ CONTINUO = os.environ["CONTINUO"]
 SRC = os.environ["CONTINUO_SRC"]
 MODEL = os.path.join(SRC, "models", "continuo-default.gguf")
 MOTIF = os.path.join(SRC, "models", "motif.mid")
-COMMANDS = ["encode", "decode", "inspect", "continue", "eval", "bench", "serve", "ctl", "demo", "doctor"]
+COMMANDS = ["encode", "decode", "inspect", "continue", "eval", "bench", "serve", "ctl", "demo", "doctor", "journal"]
 fails = []
 
 
@@ -55,7 +55,7 @@ def test_help():
         r2 = run(cmd, "-h")
         check(r2.returncode == 0 and r2.stdout == r.stdout, f"{cmd} -h is --help")
     for opt, cmds in (("--model", ["continue", "eval", "bench"]), ("--threads", ["continue", "eval", "bench"]),
-                      ("--config", ["serve", "doctor"]), ("--set", ["serve", "doctor"]),
+                      ("--config", ["serve", "doctor", "journal"]), ("--set", ["serve", "doctor"]),
                       ("--wav", ["continue", "demo"]), ("--play", ["continue", "demo"]),
                       ("--quiet", ["encode", "decode"])):
         texts = {rows[c].get(opt) for c in cmds}
@@ -67,14 +67,16 @@ def test_help():
         "continue": ["--output", "--model", "--seconds", "--temperature", "--top-p", "--top-k", "--min-p",
                      "--filter-time-shifts", "--pace", "--key-pull", "--max-held", "--max-note-ms", "--density",
                      "--register", "--pitch-low", "--pitch-high", "--velocity", "--key", "--key-lock",
-                     "--rhythm-temperature", "--pitch-temperature", "--motif", "--seed",
-                     "--memory", "--step", "--verbose", "--plot", "--wav", "--play", "--threads"],
+                     "--rhythm-temperature", "--pitch-temperature", "--motif", "--candidates", "--candidate-score",
+                     "--seed", "--memory", "--step", "--verbose", "--plot", "--plot-attention", "--wav", "--play",
+                     "--threads"],
         "eval": ["--model", "--memory", "--threads"],
         "bench": ["--model", "--threads", "--events", "--torch-script", "--no-torch"],
         "serve": ["--config", "--set", "--check", "--dump-config", "--list-ports", "--verbose"],
         "ctl": ["--socket", "--timeout"],
         "demo": ["--output", "--wav", "--play"],
         "doctor": ["--config", "--set"],
+        "journal": ["--dir", "--config", "--output", "--minutes"],
     }
     for cmd, opts in expected.items():
         missing = [o for o in opts if o not in rows[cmd]]
