@@ -98,6 +98,10 @@ const option_def config_options[] = {
       "or a power cut leaves valid with every phrase that ended a second\n"
       "before.  Empty: $XDG_STATE_HOME/continuo/journal (~/.local/state/...);\n"
       "off: no journal.  `continuo journal` lists and exports the sessions.", NULL },
+    { "keep_minutes", OPT_DOUBLE, "60", 1, 1440, NULL, RESTART, OFF(keep_minutes),
+      "Minutes of the session kept in memory for `ctl save` and the recording\n"
+      "(the memory for it is taken at start, and stays the same however long the\n"
+      "service runs); what is older is in the journal.", NULL },
     { "journal_idle_minutes", OPT_DOUBLE, "10", 0.1, 1440, NULL, RESTART, OFF(journal_idle_minutes),
       "Minutes without playing after which the journal starts a new session file.", NULL },
     { "journal_max_mb", OPT_DOUBLE, "2048", 0, 1048576, NULL, RESTART, OFF(journal_max_mb),

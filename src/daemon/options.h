@@ -44,6 +44,7 @@ typedef struct config {
     int    on_missing_soundfont;           /* missing_sf_policy */
     char   recording[CONFIG_STR_MAX];      /* session MIDI file written at exit; "" = none */
     char   journal_dir[CONFIG_STR_MAX];    /* "" = $XDG_STATE_HOME/continuo/journal; "off" */
+    double keep_minutes;                   /* what `ctl save` writes: the last minutes in memory */
     double journal_idle_minutes;           /* a new session file after this long silent */
     double journal_max_mb, journal_max_days;   /* the folder's bounds; 0: none */
     char   control_socket[CONFIG_STR_MAX]; /* "" = $XDG_RUNTIME_DIR/continuo/ctl */

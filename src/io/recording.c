@@ -1,4 +1,4 @@
-/* recording.c: the "record" output: keeps the player's and the model's messages for a MIDI file (src/synth/record.c). */
+/* recording.c: the "record" output: keeps the last keep_minutes of the player's and the model's messages for a MIDI file (src/synth/record.c). */
 #include "config.h"
 
 #include "io/backend.h"
@@ -8,18 +8,25 @@
 
 #include "synth/record.h"
 
-#define RECORD_RESERVE    65536         /* events per track allocated at open */
-#define RECORD_MAX_EVENTS (4u << 20)    /* per track; later ones are dropped */
+/* Messages a track keeps for each minute of keep_minutes: 50 a second (a
+ * dense passage with the pedal is about 40); past it the oldest go first. */
+#define RECORD_PER_MINUTE 3000
+#define RECORD_MIN_EVENTS 65536
 
 static int rec_open(midi_port *p, const char *arg, char *err, size_t errlen)
 {
     recorder *r = malloc(sizeof *r);
+    char buf[64];
+    const char *v = p->settings && p->settings->get ? p->settings->get(p->settings->user, "keep_minutes", buf,
+                                                                        sizeof buf) : NULL;
+    double minutes = v && *v ? atof(v) : 60;
+    size_t cap = (size_t)(minutes * RECORD_PER_MINUTE);
     if (*arg) {
         snprintf(err, errlen, "takes no argument (the file is named when saved)");
         free(r);
         return -1;
     }
-    if (!r || recorder_init(r, RECORD_RESERVE, RECORD_MAX_EVENTS) < 0) {
+    if (!r || recorder_init(r, cap > RECORD_MIN_EVENTS ? cap : RECORD_MIN_EVENTS, minutes * 60) < 0) {
         snprintf(err, errlen, "out of memory");
         free(r);
         return -1;
