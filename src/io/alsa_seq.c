@@ -54,11 +54,28 @@ typedef struct alsa_client {
 
 static alsa_client g_client;
 
+/* A source that played into our input: what it holds down (notes, the
+ * sustain pedal), so that if it goes away mid-chord they are let go. */
+#define ALSA_MAX_SOURCES 16
+typedef struct alsa_source {
+    snd_seq_addr_t addr;
+    int            used;
+    uint8_t        held[16][128];   /* note on without its note-off, by channel */
+    uint16_t       pedal;           /* channels with CC64 >= 64 */
+} alsa_source;
+
+/* Messages of release waiting for the next read (more than a read takes). */
+#define ALSA_RELEASE_MAX (16 * 128 + 16)
+
 /* State of one of our ports. */
 typedef struct alsa_port {
     int       port;         /* ALSA_PORT_IN or ALSA_PORT_OUT */
     alsa_peer peers[ALSA_MAX_PEERS];
     int       n_peers;
+    alsa_source sources[ALSA_MAX_SOURCES];
+    midi_msg  release[ALSA_RELEASE_MAX];
+    int       n_release, i_release;
+    uint64_t  released;     /* notes let go because their source left */
 } alsa_port;
 
 /* alsa-lib prints its own line for a failed open; we log the cause once
@@ -317,12 +334,77 @@ static int alsa_poll_fds(midi_port *p, struct pollfd *fds, int max)
     return snd_seq_poll_descriptors(g_client.seq, fds, (unsigned)n, POLLIN);
 }
 
-/* A client or port came or went: connect what came back. */
+/* The source EV came from (a slot of ap->sources; the oldest one's is
+ * reused when all are taken), or NULL. */
+static alsa_source *source_of(alsa_port *ap, const snd_seq_addr_t *a, int make)
+{
+    alsa_source *free_slot = NULL;
+    for (int i = 0; i < ALSA_MAX_SOURCES; i++) {
+        alsa_source *s = &ap->sources[i];
+        if (s->used && s->addr.client == a->client && s->addr.port == a->port)
+            return s;
+        if (!s->used && !free_slot)
+            free_slot = s;
+    }
+    if (!make)
+        return NULL;
+    if (!free_slot)
+        free_slot = &ap->sources[a->client % ALSA_MAX_SOURCES];
+    memset(free_slot, 0, sizeof *free_slot);
+    free_slot->addr = *a;
+    free_slot->used = 1;
+    return free_slot;
+}
+
+/* What message M from A holds down, noted. */
+static void note_held(alsa_port *ap, const snd_seq_addr_t *a, const midi_msg *m)
+{
+    int type = m->status & 0xF0, ch = m->status & 15;
+    int on = type == 0x90 && m->data2 > 0, off = type == 0x80 || (type == 0x90 && m->data2 == 0);
+    int pedal = type == 0xB0 && m->data1 == 64;
+    if (!on && !off && !pedal)
+        return;
+    alsa_source *s = source_of(ap, a, on || (pedal && m->data2 >= 64));
+    if (!s)
+        return;
+    if (pedal)
+        s->pedal = m->data2 >= 64 ? (uint16_t)(s->pedal | 1u << ch) : (uint16_t)(s->pedal & ~(1u << ch));
+    else
+        s->held[ch][m->data1] = (uint8_t)on;
+}
+
+/* A source left (CLIENT: all of that client's ports): what it held down is
+ * let go at the next read: a note-off for each note, the pedal up. */
+static void release_source(alsa_port *ap, const snd_seq_addr_t *a, int client)
+{
+    for (int i = 0; i < ALSA_MAX_SOURCES; i++) {
+        alsa_source *s = &ap->sources[i];
+        if (!s->used || s->addr.client != a->client || (!client && s->addr.port != a->port))
+            continue;
+        for (int ch = 0; ch < 16; ch++) {
+            for (int p = 0; p < 128; p++)
+                if (s->held[ch][p] && ap->n_release < ALSA_RELEASE_MAX) {
+                    ap->release[ap->n_release++] = (midi_msg){ (uint8_t)(0x80 | ch), (uint8_t)p, 0, 3 };
+                    ap->released++;
+                }
+            if ((s->pedal & 1u << ch) && ap->n_release < ALSA_RELEASE_MAX)
+                ap->release[ap->n_release++] = (midi_msg){ (uint8_t)(0xB0 | ch), 64, 0, 3 };
+        }
+        if (ap->n_release > ap->i_release)
+            log_warn("MIDI input: ALSA source %d:%d left holding notes; they are let go", s->addr.client,
+                     s->addr.port);
+        s->used = 0;
+    }
+}
+
+/* A client or port came or went: connect what came back; what one that
+ * went held down is let go. */
 static void handle_announce(alsa_port *ap, const snd_seq_event_t *ev)
 {
     switch (ev->type) {
     case SND_SEQ_EVENT_PORT_EXIT:
     case SND_SEQ_EVENT_CLIENT_EXIT:
+        release_source(ap, &ev->data.addr, ev->type == SND_SEQ_EVENT_CLIENT_EXIT);
         for (int i = 0; i < ap->n_peers; i++) {
             alsa_peer *peer = &ap->peers[i];
             if (peer->connected && peer->addr.client == ev->data.addr.client &&
@@ -331,6 +413,11 @@ static void handle_announce(alsa_port *ap, const snd_seq_event_t *ev)
                 log_warn("ALSA port '%s' went away; waiting for it to come back", peer->spec);
             }
         }
+        break;
+    case SND_SEQ_EVENT_PORT_UNSUBSCRIBED:     /* aconnect -d: a source unplugged from us */
+        if (ev->data.connect.dest.client == snd_seq_client_id(g_client.seq)
+            && (ev->data.connect.dest.port == ap->port || ev->data.connect.dest.port == ALSA_PORT_MAIN))
+            release_source(ap, &ev->data.connect.sender, 0);
         break;
     case SND_SEQ_EVENT_PORT_START:
     case SND_SEQ_EVENT_CLIENT_START:
@@ -415,6 +502,12 @@ static int alsa_read(midi_port *p, midi_msg *out, int64_t *age_ns, int max)
 {
     alsa_port *ap = p->priv;
     int n = 0, stamped = 0;
+    while (n < max && ap->i_release < ap->n_release) {     /* a source that left: its notes go */
+        age_ns[n] = -1;
+        out[n++] = ap->release[ap->i_release++];
+    }
+    if (ap->i_release == ap->n_release)
+        ap->i_release = ap->n_release = 0;
     while (n < max) {
         snd_seq_event_t *ev = NULL;
         int rc = snd_seq_event_input(g_client.seq, &ev);
@@ -433,6 +526,7 @@ static int alsa_read(midi_port *p, midi_msg *out, int64_t *age_ns, int max)
         if (ev->source.client == SND_SEQ_CLIENT_SYSTEM)
             handle_announce(ap, ev);
         else if (event_to_msg(ev, &out[n])) {
+            note_held(ap, &ev->source, &out[n]);
             age_ns[n] = event_stamp(ev);    /* the stamp for now, made an age below */
             stamped += age_ns[n] >= 0;
             n++;
