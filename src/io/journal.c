@@ -24,8 +24,8 @@
 #define JOURNAL_QUIET_NS  500000000LL  /* a part's messages are written once it is quiet this long */
 #define JOURNAL_EVERY_NS  5000000000LL /* ... and at least this often while it plays on */
 #define JOURNAL_RETRY_NS  5000000000LL /* after a failed write, the next try */
-#define JOURNAL_HOLD      (1 << 20)    /* messages a part holds unwritten (disk full): past it the
-                                          oldest go, counted as dropped */
+#define JOURNAL_HOLD      (1 << 20)    /* messages a part holds unwritten (disk full): past it new
+                                          ones are dropped (counted) */
 
 enum { PART_PLAYER = 0, PART_MODEL = 1, N_PARTS = 2 };
 static const char *const part_names[N_PARTS] = { "player", "continuo" };
@@ -103,13 +103,14 @@ static int open_file(journal *j)
     return 0;
 }
 
-/* PART's held messages as one track of the file.  0, or -1 (kept for later). */
-static int write_part(journal *j, int part, int64_t now)
+/* PART's held messages as one track of the file (FORCE: even before the
+ * next try is due).  0, or -1 (kept for later). */
+static int write_part(journal *j, int part, int64_t now, int force)
 {
     pending *p = &j->part[part];
     if (p->n == 0)
         return 0;
-    if (now < j->retry_ns)
+    if (!force && now < j->retry_ns)
         return -1;
     if (j->file.fd < 0 && open_file(j) != 0) {
         j->retry_ns = now + JOURNAL_RETRY_NS;
@@ -121,7 +122,7 @@ static int write_part(journal *j, int part, int64_t now)
         int e = errno;
         if (e == EFBIG) {           /* the file's track count is full: the next file */
             journal_file_close(&j->file);
-            return write_part(j, part, now);
+            return write_part(j, part, now, force);
         }
         j->retry_ns = now + JOURNAL_RETRY_NS;
         set_failing(j, e);
@@ -139,7 +140,7 @@ static void take(journal *j, const jmsg *m, int64_t now)
 {
     if (j->last_time > 0 && m->time - j->last_time > j->idle_s) {
         for (int k = 0; k < N_PARTS; k++)
-            write_part(j, k, now);
+            write_part(j, k, now, 0);
         if (j->part[0].n == 0 && j->part[1].n == 0)
             journal_file_close(&j->file);  /* (else it stays: a later try writes them there) */
     }
@@ -153,12 +154,9 @@ static void take(journal *j, const jmsg *m, int64_t now)
     if (p->n == 0)
         p->first_ns = m->at_ns;
     p->last_ns = m->at_ns;
-    if (p->n == JOURNAL_HOLD) {         /* the disk has been failing long: the oldest go */
-        memmove(p->ev, p->ev + 1, (p->n - 1) * sizeof *p->ev);
-        p->n--;
-        atomic_fetch_add(&j->dropped, 1);
-    }
-    if (hold(p, &e) != 0)
+    /* full (the disk has been failing long): what it holds stays, the new
+     * message goes (the recording still has it for `ctl save`) */
+    if (p->n == JOURNAL_HOLD || hold(p, &e) != 0)
         atomic_fetch_add(&j->dropped, 1);
 }
 
@@ -170,7 +168,7 @@ static void write_due(journal *j, int64_t now, int all)
     for (int k = 0; k < N_PARTS; k++) {
         const pending *p = &j->part[k];
         if (p->n && (all || now - p->last_ns >= JOURNAL_QUIET_NS || now - p->first_ns >= JOURNAL_EVERY_NS))
-            write_part(j, k, all ? INT64_MAX : now);
+            write_part(j, k, now, all);
     }
 }
 
