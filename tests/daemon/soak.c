@@ -1,5 +1,6 @@
-/* soak.c: drives the service pipeline (phrases, generator thread, engine, scheduler) with real performances on a sped-up clock and prints what it saw. */
+/* soak.c: drives the service pipeline (phrases, generator thread, engine, scheduler, journal) with phrases cut from real performances on a sped-up clock, and prints what it saw: notes, memory, descriptors, latency. */
 #include <dirent.h>
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 #include "daemon/options.h"
 #include "daemon/phrase.h"
 #include "daemon/scheduler.h"
+#include "io/midi_port.h"
+#include "midi/journal.h"
 #include "midi/smf.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -30,6 +33,8 @@
 #define UNDER_ASAN 0
 #endif
 
+#define WINDOW 1000        /* phrases compared at the start and the end of a run */
+
 /* What the soak counts. */
 typedef struct soak_stats {
     unsigned long files, phrases, responses, interrupted, gen_events;
@@ -37,9 +42,13 @@ typedef struct soak_stats {
     double gen_seconds;                    /* wall time spent waiting for the generator */
     double music_seconds;                  /* length of the continuations */
     long rss_start_kb, rss_mid_kb;
+    long rss_first_kb, fds_first;          /* after the first WINDOW phrases (or 10 % of a short run) */
+    double *latency_ms;                    /* per answer: the ask to its first event, wall clock */
+    unsigned long n_latency;
 } soak_stats;
 
 static soak_stats st;
+static midi_port *journal;  /* the journal output, as the service has one */
 
 static long rss_kb(void)
 {
@@ -53,10 +62,24 @@ static long rss_kb(void)
     return rss * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* Descriptors open now. */
+static long open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    long n = 0;
+    if (!d)
+        return -1;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n - 3;       /* ., .. and the one opendir holds */
+}
+
 static void count(void *user, const midi_msg *m, int64_t now)
 {
     (void)user;
-    (void)now;
+    if (journal)
+        midi_port_keep(journal, m, MIDI_PART_MODEL, (double)now / NS);
     if (midi_msg_is_note_on(m))
         st.model_on++;
     else if (midi_msg_is_note_off(m))
@@ -80,6 +103,7 @@ static void respond(generator *g, scheduler *s, const config *cfg, uint32_t id, 
     c.at = (double)now / NS;
     config_spec(cfg, id, &c.spec);
     double t0 = clock_now_seconds(), last = 0;
+    int first = 1;
     send_cmd(g, &c);
     st.responses++;
     for (int done = 0; !done; ) {
@@ -94,6 +118,10 @@ static void respond(generator *g, scheduler *s, const config *cfg, uint32_t id, 
                 break;
             }
             st.gen_events++;
+            if (first && st.latency_ms) {
+                st.latency_ms[st.n_latency++] = (clock_now_seconds() - t0) * 1e3;
+                first = 0;
+            }
             midi_msg m = { (uint8_t)(o.ev.kind == CONT_NOTE_ON ? 0x90 : 0x80), o.ev.pitch,
                            o.ev.kind == CONT_NOTE_ON ? o.ev.velocity : 0, 3 };
             scheduler_push(s, now + (int64_t)(o.ev.time * NS), &m);
@@ -123,18 +151,76 @@ static void take_changes(config *cfg, const phrase_changes *asked)
     }
 }
 
+/* The player's message M at virtual time T: the phrase detector, the
+ * context (GEN_LISTEN) and the journal, as the service takes it. */
+static void hear(generator *g, phrase *ph, config *cfg, const midi_msg *m, int64_t t)
+{
+    phrase_changes asked;
+    int act = phrase_input(ph, cfg, m, t, &asked);
+    take_changes(cfg, &asked);
+    if (journal)
+        midi_port_keep(journal, m, MIDI_PART_PLAYER, (double)t / NS);
+    if (act & PHRASE_HEAR) {
+        gen_cmd c;
+        memset(&c, 0, sizeof c);
+        c.kind = GEN_LISTEN;
+        c.heard = (smf_event){ .time = (double)t / NS, .status = m->status, .data1 = m->data1, .data2 = m->data2 };
+        send_cmd(g, &c);
+    }
+}
+
+/* A phrase cut at virtual time T: what is held ends (note-offs, the pedal
+ * up), as a player would lift the hands. */
+static void lift(generator *g, phrase *ph, config *cfg, uint8_t held[16][128], uint16_t *pedal, int64_t t)
+{
+    for (int ch = 0; ch < 16; ch++) {
+        for (int p = 0; p < 128; p++)
+            if (held[ch][p]) {
+                midi_msg off = { (uint8_t)(0x80 | ch), (uint8_t)p, 0, 3 };
+                hear(g, ph, cfg, &off, t);
+                held[ch][p] = 0;
+            }
+        if (*pedal & 1u << ch) {
+            midi_msg up = { (uint8_t)(0xB0 | ch), 64, 0, 3 };
+            hear(g, ph, cfg, &up, t);
+        }
+    }
+    *pedal = 0;
+}
+
+/* Keeps what M holds down. */
+static void track_held(const midi_msg *m, uint8_t held[16][128], uint16_t *pedal)
+{
+    int type = m->status & 0xF0, ch = m->status & 15;
+    if (type == 0x90 || type == 0x80)
+        held[ch][m->data1] = type == 0x90 && m->data2 > 0;
+    else if (type == 0xB0 && m->data1 == 64)
+        *pedal = m->data2 >= 64 ? (uint16_t)(*pedal | 1u << ch) : (uint16_t)(*pedal & ~(1u << ch));
+}
+
+/* One performance as phrases: every CUT seconds (0: as it is) the player
+ * lifts the hands and waits out the silence that ends a phrase. */
 static int soak_file(const char *path, generator *g, scheduler *s, config *cfg, int64_t *clock,
-                     uint32_t *id, unsigned long max_phrases)
+                     uint32_t *id, unsigned long max_phrases, double cut)
 {
     smf f;
     phrase ph;
+    uint8_t held[16][128];
+    uint16_t pedal = 0;
     if (smf_read_file(path, &f) < 0)
         return 0;
     st.files++;
     phrase_init(&ph);
-    int64_t base = *clock;
+    memset(held, 0, sizeof held);
+    int64_t base = *clock, gap = (int64_t)cfg->phrase_silence_ms * 1000000 + NS / 2;
+    double chunk = 0;
     for (size_t i = 0; i < f.n_events && st.phrases < max_phrases; i++) {
         const smf_event *e = &f.events[i];
+        if (cut > 0 && e->time - chunk >= cut) {
+            lift(g, &ph, cfg, held, &pedal, *clock);
+            base += gap;
+            chunk = e->time;
+        }
         int64_t t = base + (int64_t)(e->time * NS);
         /* The silence before this event ended the phrase? */
         int64_t dl = phrase_deadline(&ph, cfg);
@@ -144,6 +230,10 @@ static int soak_file(const char *path, generator *g, scheduler *s, config *cfg, 
             respond(g, s, cfg, ++*id, dl);
             if (st.phrases == max_phrases / 10)
                 st.rss_mid_kb = rss_kb();
+            if (st.phrases == (max_phrases >= 2 * WINDOW ? WINDOW : max_phrases / 10)) {
+                st.rss_first_kb = rss_kb();
+                st.fds_first = open_fds();
+            }
             /* Progress: a line per tenth of the run, so a long soak shows it is alive. */
             if (max_phrases >= 10 && st.phrases % (max_phrases / 10) == 0)
                 fprintf(stderr, "soak: %lu/%lu phrases, %lu continuations, notes %lu on %lu off, "
@@ -151,17 +241,8 @@ static int soak_file(const char *path, generator *g, scheduler *s, config *cfg, 
                         st.model_off, rss_kb());
         }
         midi_msg m = { e->status, e->data1, e->data2, 3 };
-        phrase_changes asked;
-        int act = phrase_input(&ph, cfg, &m, t, &asked);
-        take_changes(cfg, &asked);
-        if (act & PHRASE_HEAR) {
-            gen_cmd c;
-            memset(&c, 0, sizeof c);
-            c.kind = GEN_LISTEN;
-            c.heard = (smf_event){ .time = (double)t / NS, .status = m.status, .data1 = m.data1,
-                                   .data2 = m.data2 };
-            send_cmd(g, &c);
-        }
+        track_held(&m, held, &pedal);
+        hear(g, &ph, cfg, &m, t);
         *clock = t;
     }
     *clock += 2 * NS;
@@ -200,10 +281,33 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of N latencies from X (copied: X is kept). */
+static double median(const double *x, unsigned long n)
+{
+    if (n == 0)
+        return NAN;
+    double *c = malloc(n * sizeof *c);
+    if (!c)
+        return NAN;
+    memcpy(c, x, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_double);
+    double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+    free(c);
+    return m;
+}
+
 int main(int argc, char **argv)
 {
-    const char *dir = getenv("ASAP_DIR"), *model = "echo";
+    const char *dir = getenv("ASAP_DIR"), *model = "echo", *journal_dir = NULL;
     unsigned long max_phrases = 1000;
+    double cut = 3;
+    char tmp_journal[] = "/tmp/continuo-soak-XXXXXX";
     config cfg;
     generator g;
     scheduler s;
@@ -217,11 +321,18 @@ int main(int argc, char **argv)
             max_phrases = strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
             dir = argv[++i];
+        else if (strcmp(argv[i], "--cut") == 0 && i + 1 < argc)
+            cut = atof(argv[++i]);
+        else if (strcmp(argv[i], "--journal") == 0 && i + 1 < argc)
+            journal_dir = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--model FILE|echo] [--phrases N] [--dir MIDI_DIR]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--model FILE|echo] [--phrases N] [--dir MIDI_DIR] [--cut S] "
+                    "[--journal DIR|off]\n", argv[0]);
             return 2;
         }
     }
+    if (!journal_dir)
+        journal_dir = mkdtemp(tmp_journal);
     if (!dir || collect(dir, &paths, &n, &cap) < 0 || n == 0) {
         fprintf(stderr, "soak: no MIDI files under %s (set ASAP_DIR or --dir)\n", dir ? dir : "(unset)");
         return 77;
@@ -232,6 +343,12 @@ int main(int argc, char **argv)
     snprintf(cfg.model, sizeof cfg.model, "%s", model);
     cfg.response_seconds = 2;
     cfg.phrase_silence_ms = 400;
+    st.latency_ms = calloc(max_phrases + 1, sizeof *st.latency_ms);
+    if (journal_dir && strcmp(journal_dir, "off") != 0) {
+        char spec[4200];
+        snprintf(spec, sizeof spec, "journal:%s", journal_dir);
+        journal = midi_port_open(spec, MIDI_OUT);
+    }
     st.rss_start_kb = rss_kb();
     const engine_ops *eng = engine_for(&cfg);
     if (!eng || generator_start(&g, eng, &cfg) < 0 ||
@@ -241,9 +358,12 @@ int main(int argc, char **argv)
     uint32_t id = 0;
     double t0 = clock_now_seconds();
     for (size_t i = 0; st.phrases < max_phrases; i = (i + 1) % n)
-        soak_file(paths[i], &g, &s, &cfg, &clock, &id, max_phrases);
+        soak_file(paths[i], &g, &s, &cfg, &clock, &id, max_phrases, cut);
     double elapsed = clock_now_seconds() - t0;
-    long rss_end = rss_kb();
+    long rss_end = rss_kb(), fds_end = open_fds();
+    unsigned long w = st.n_latency >= 2 * WINDOW ? WINDOW : st.n_latency / 10 ? st.n_latency / 10 : 1;
+    double p50_first = median(st.latency_ms, w < st.n_latency ? w : st.n_latency);
+    double p50_last = median(st.latency_ms + (st.n_latency > w ? st.n_latency - w : 0), w < st.n_latency ? w : st.n_latency);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     generator_stop(&g);
@@ -261,15 +381,41 @@ int main(int argc, char **argv)
     printf("  model notes started %lu, ended %lu, still sounding %d\n", st.model_on, st.model_off, sounding);
     printf("  memory RSS: start %ld kB, after 10%% of phrases %ld kB, end %ld kB, peak %ld kB\n",
            st.rss_start_kb, st.rss_mid_kb, rss_end, ru.ru_maxrss);
+    printf("  first %lu phrases against the last %lu: RSS %ld / %ld kB, open descriptors %ld / %ld, "
+           "first-event latency p50 %.3f / %.3f ms\n", w, w, st.rss_first_kb, rss_end, st.fds_first, fds_end,
+           p50_first, p50_last);
+    if (journal) {
+        char state[256] = "";
+        midi_port_describe(journal, state, sizeof state);
+        midi_port_close(journal);       /* writes what it holds */
+        printf("  journal %s: %s\n", journal_dir, state);
+        if (journal_dir == tmp_journal) {   /* ours: it goes */
+            journal_prune(journal_dir, NULL, 0, 1);
+            rmdir(journal_dir);
+        }
+    }
     int ok = st.model_on == st.model_off && sounding == 0;
     if (!ok)
         printf("FAIL: notes started and ended differ\n");
+    if (st.fds_first > 0 && fds_end != st.fds_first) {
+        printf("FAIL: open descriptors went from %ld to %ld\n", st.fds_first, fds_end);
+        ok = 0;
+    }
     /* Flat memory: the end within 8 MB of the 10% mark. */
     if (UNDER_ASAN)
         printf("  (AddressSanitizer build: memory growth not judged)\n");
     else if (st.rss_mid_kb && rss_end > st.rss_mid_kb + 8192) {
         printf("FAIL: memory grew by %ld kB after the first 10%% of phrases\n", rss_end - st.rss_mid_kb);
         ok = 0;
+    } else if (max_phrases >= 2 * WINDOW && labs(rss_end - st.rss_first_kb) > 1024) {
+        printf("FAIL: memory moved by %ld kB from the first %d phrases to the end\n", rss_end - st.rss_first_kb,
+               WINDOW);
+        ok = 0;
     }
+    if (max_phrases >= 2 * WINDOW && fabs(p50_last - p50_first) > 1.0) {
+        printf("FAIL: the latency's median moved by %.3f ms\n", p50_last - p50_first);
+        ok = 0;
+    }
+    free(st.latency_ms);
     return ok ? 0 : 1;
 }
