@@ -21,8 +21,9 @@
 #define JOURNAL_RING      (1 << 16)    /* messages between the loop and the writer (about half an
                                           hour of dense playing while the disk is slow) */
 #define JOURNAL_TICK_NS   100000000LL  /* the writer looks at the ring ten times a second */
-#define JOURNAL_QUIET_NS  500000000LL  /* a part's messages are written once it is quiet this long */
-#define JOURNAL_EVERY_NS  5000000000LL /* ... and at least this often while it plays on */
+#define JOURNAL_QUIET_NS  300000000LL  /* a part's messages are written once it is quiet this long */
+#define JOURNAL_EVERY_NS  700000000LL  /* ... or once the oldest of them is this old: every message
+                                          is on the disk within a second of its time */
 #define JOURNAL_RETRY_NS  5000000000LL /* after a failed write, the next try */
 #define JOURNAL_HOLD      (1 << 20)    /* messages a part holds unwritten (disk full): past it new
                                           ones are dropped (counted) */
@@ -161,8 +162,9 @@ static void take(journal *j, const jmsg *m, int64_t now)
 }
 
 /* Writes each part that has been quiet JOURNAL_QUIET_NS (a phrase, an
- * answer: on the disk within a second of its end), or held messages for
- * JOURNAL_EVERY_NS; ALL: everything (the service stops). */
+ * answer) or whose oldest held message is JOURNAL_EVERY_NS old (it plays
+ * on): every message is on the disk within a second.  ALL: everything
+ * (the service stops). */
 static void write_due(journal *j, int64_t now, int all)
 {
     for (int k = 0; k < N_PARTS; k++) {

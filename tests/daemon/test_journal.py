@@ -8,9 +8,10 @@ newest journal file opens in `continuo inspect` and in mido and holds, in
 its player tracks, every phrase that ended a second before the kill, note
 for note; `continuo journal` lists the sessions, and `continuo journal
 export` writes the last one as a two-track file with no note left
-sounding.  Then the folder is made read-only under a running service:
-it plays on, says so once (log and status), and writes again once the
-folder is writable, with nothing of the meantime missing.
+sounding.  Then the journal folder cannot be written when the session
+starts (a 256 kB tmpfs filled up, as root; else a read-only folder): the
+service answers all the same, says so once (log and status), and once
+there is room again writes what it held, nothing of the meantime missing.
 """
 import os
 import random
@@ -154,19 +155,19 @@ def main() -> int:
     mounted = as_root and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", folder]).returncode == 0
     sv = Service("phrase_silence_ms=300", "response_seconds=1", "journal_dir=" + folder, verbose=True)
     try:
-        play_phrase(sv, all_phrases[0])
-        time.sleep(2.5)
         filler = os.path.join(folder, "filler")
         if mounted:
-            with open(filler, "wb") as f:      # the file system is full
-                try:
-                    while True:
-                        f.write(b"\0" * 4096)
-                        f.flush()
-                except OSError:
+            fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)    # the file system is full
+            try:
+                while os.write(fd, b"\0" * 4096) > 0:
                     pass
+            except OSError:
+                pass
+            os.close(fd)
         else:
             os.chmod(folder, 0o500)
+        play_phrase(sv, all_phrases[0])     # the session's first file cannot be made
+        time.sleep(1.0)
         play_phrase(sv, all_phrases[1])
         time.sleep(2.5)
         st = sv.request("status")
