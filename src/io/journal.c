@@ -49,6 +49,8 @@ typedef struct journal {
     ring        in;             /* loop -> writer */
     pthread_t   thread;
     _Atomic int quit;
+    pthread_mutex_t lock;       /* with wake: close wakes the writer at once */
+    pthread_cond_t  wake;
     char        dir[1024];
     double      idle_s;         /* a new file after this long without a message */
     double      max_days;
@@ -186,8 +188,18 @@ static void *writer_main(void *arg)
         write_due(j, now, quit);
         if (quit)
             break;
-        struct timespec ts = { 0, JOURNAL_TICK_NS };
-        nanosleep(&ts, NULL);
+        /* a tick, or at once when the service stops (its exit waits for this) */
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += JOURNAL_TICK_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&j->lock);
+        if (!atomic_load(&j->quit))
+            pthread_cond_timedwait(&j->wake, &j->lock, &until);
+        pthread_mutex_unlock(&j->lock);
     }
     journal_file_close(&j->file);
     return NULL;
@@ -219,11 +231,19 @@ static int jn_open(midi_port *p, const char *arg, char *err, size_t errlen)
     }
     snprintf(j->dir, sizeof j->dir, "%s", arg);
     j->file.fd = -1;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&j->lock, NULL);
+    pthread_cond_init(&j->wake, &ca);
+    pthread_condattr_destroy(&ca);
     j->idle_s = 60 * setting(p, "journal_idle_minutes", 10);
     j->max_days = setting(p, "journal_max_days", 0);
     j->max_bytes = (uint64_t)(setting(p, "journal_max_mb", 0) * 1048576.0);
     int e = pthread_create(&j->thread, NULL, writer_main, j);
     if (e) {
+        pthread_cond_destroy(&j->wake);
+        pthread_mutex_destroy(&j->lock);
         ring_free(&j->in);
         free(j);
         snprintf(err, errlen, "cannot start its thread: %s", strerror(e));
@@ -237,8 +257,13 @@ static int jn_open(midi_port *p, const char *arg, char *err, size_t errlen)
 static void jn_close(midi_port *p)
 {
     journal *j = p->priv;
+    pthread_mutex_lock(&j->lock);
     atomic_store(&j->quit, 1);
+    pthread_cond_signal(&j->wake);
+    pthread_mutex_unlock(&j->lock);
     pthread_join(j->thread, NULL);
+    pthread_cond_destroy(&j->wake);
+    pthread_mutex_destroy(&j->lock);
     for (int k = 0; k < N_PARTS; k++)
         free(j->part[k].ev);
     ring_free(&j->in);
