@@ -890,10 +890,7 @@ int smf_track_chunk(const smf_track_out *t, double t0, uint8_t **out, size_t *n)
 
 int smf_write_file(const char *path, const smf_track_out *tracks, int n_tracks)
 {
-    /* Format 1, n_tracks + 1 tracks, 500 ticks per quarter note. */
-    const uint8_t header[6] = { 0, 1, (uint8_t)((n_tracks + 1) >> 8), (uint8_t)(n_tracks + 1), 0x01, 0xF4 };
-    /* The tempo track: 500000 us per quarter (07 A1 20), end-of-track. */
-    static const uint8_t tempo_track[] = { 0x00, 0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20, 0x00, 0xFF, 0x2F, 0x00 };
+    uint8_t head[SMF_HEAD_BYTES];       /* MThd and the tempo track, as the journal's */
     byte_buf b = { NULL, 0, 0 };
     atomic_file af;
 
@@ -901,9 +898,8 @@ int smf_write_file(const char *path, const smf_track_out *tracks, int n_tracks)
         return -1;
     if (atomic_file_open(&af, path) != 0)
         return -1;
-    int rc = write_chunk(af.fp, "MThd", header, sizeof header);
-    if (rc == 0)
-        rc = write_chunk(af.fp, "MTrk", tempo_track, sizeof tempo_track);
+    smf_head(head, n_tracks);
+    int rc = fwrite(head, 1, sizeof head, af.fp) == sizeof head ? 0 : -1;
     for (int t = 0; t < n_tracks && rc == 0; t++) {
         if (build_track(&b, &tracks[t]) != 0) {
             log_error("cannot write %s: out of memory", path);

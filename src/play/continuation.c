@@ -631,14 +631,17 @@ static int sample(continuation *c)
     float *logits = next_logits(c);
     int n = c->smp.vocab_size;
     fill_mask(c);
-    memcpy(c->raw, logits, sizeof(float) * (size_t)n);
+    if (c->batch)
+        memcpy(c->raw, logits, sizeof(float) * (size_t)n);
     perf_follow_apply(&c->ctx.pos.follow, c->v, context_time(&c->ctx), logits);
     steer(c, logits);
     int id = sampler_sample(&c->smp, logits), p;
     if (c->want_attention && vocab_decode(c->v, id, &p) == EVENT_NOTE_ON)
         note_attention(c, p);
-    c->loglik_model += c->raw[id] - log_sum_exp(c->raw, NULL, n);
-    c->loglik_nudged += logits[id] - log_sum_exp(logits, sampler_mask(&c->smp), n);
+    if (c->batch) {     /* only candidates are scored: the live single path pays nothing */
+        c->loglik_model += c->raw[id] - log_sum_exp(c->raw, NULL, n);
+        c->loglik_nudged += logits[id] - log_sum_exp(logits, sampler_mask(&c->smp), n);
+    }
     remember(c, id);
     return id;
 }
