@@ -4,16 +4,37 @@
 #include <ableton/Link.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <ctime>
-#include <new>
+#include <exception>
+
+#include <unistd.h>
 
 extern "C" {
 #include "util/log.h"
 }
 
+namespace {
+
+// From Link's thread: the loop reads the state again.  An eventfd write
+// of 1 never blocks (EFD_NONBLOCK; the counter cannot fill in practice).
+void wake(int fd)
+{
+    std::uint64_t one = 1;
+    ssize_t n = write(fd, &one, sizeof one);
+    (void)n;
+}
+
+}  // namespace
+
 struct link_session {
     ableton::Link link;
-    explicit link_session(double bpm) : link(bpm) {}
+    link_session(double bpm, int wake_fd) : link(bpm)
+    {
+        link.setNumPeersCallback([wake_fd](std::size_t) { wake(wake_fd); });
+        link.setTempoCallback([wake_fd](double) { wake(wake_fd); });
+        link.setStartStopCallback([wake_fd](bool) { wake(wake_fd); });
+    }
 };
 
 namespace {
@@ -44,11 +65,15 @@ std::chrono::microseconds to_link(const ableton::Link &link, std::int64_t mono_n
 
 extern "C" {
 
-link_session *link_new(double bpm)
+link_session *link_new(double bpm, int wake_fd)
 {
-    link_session *l = new (std::nothrow) link_session(bpm);
-    if (!l)
-        log_error("cannot start Ableton Link: out of memory");
+    link_session *l = nullptr;
+    try {
+        l = new link_session(bpm, wake_fd);
+    } catch (const std::exception &e) {
+        log_error("cannot start Ableton Link: %s", e.what());
+        return nullptr;
+    }
     return l;
 }
 
@@ -60,9 +85,15 @@ void link_free(link_session *l)
     }
 }
 
-void link_join(link_session *l, int on)
+int link_join(link_session *l, int on)
 {
-    l->link.enable(on != 0);
+    try {
+        l->link.enable(on != 0);
+    } catch (const std::exception &e) {
+        log_error("Ableton Link: cannot %s the session: %s", on ? "join" : "leave", e.what());
+        return -1;
+    }
+    return 0;
 }
 
 int link_joined(const link_session *l)

@@ -19,11 +19,14 @@ extern "C" {
  * call (they drift apart). */
 typedef struct link_session link_session;
 
-/* A peer at BPM, not joined.  NULL when out of memory (logged). */
-link_session *link_new(double bpm);
+/* A peer at BPM, not joined.  Link's thread writes 1 to the eventfd
+ * WAKE_FD (non-blocking) whenever the tempo, the peers or the start/stop
+ * state change, so the loop can read the state again; it never calls into
+ * continuo otherwise.  NULL when out of memory (logged). */
+link_session *link_new(double bpm, int wake_fd);
 void link_free(link_session *l);
-/* Joins (ON) or leaves the session. */
-void link_join(link_session *l, int on);
+/* Joins (ON) or leaves the session: 0, or -1 (logged). */
+int  link_join(link_session *l, int on);
 int  link_joined(const link_session *l);
 /* Start/stop sync with the peers that have it on. */
 void link_start_stop_sync(link_session *l, int on);
