@@ -11,11 +11,11 @@ mode=${1:-}
 case "$mode" in run|test|deps) ;; *) echo "usage: $0 run|test|deps" >&2; exit 2 ;; esac
 
 # What building and running need; the tests need the second list too.
-run_pkgs=(gcc meson ninja-build pkg-config libopenblas-dev libasound2-dev libportmidi-dev
-          libfluidsynth-dev libpng-dev libsystemd-dev fluid-soundfont-gm python3)
+run_pkgs=(gcc g++ meson ninja-build pkg-config libopenblas-dev libasound2-dev libportmidi-dev
+          libfluidsynth-dev libpng-dev libsystemd-dev ableton-link-dev fluid-soundfont-gm python3)
 test_pkgs=(clang build-essential debhelper lintian fakeroot gpg arch-test libdpkg-perl libclang-rt-14-dev python3-torch python3-numpy python3-mido python3-matplotlib
            alsa-utils qemu-system-x86 qemu-utils mmdebstrap e2fsprogs busybox-static cpio valgrind
-           fluidsynth sox systemd)
+           fluidsynth sox systemd iproute2 util-linux)
 
 install_missing() {
     local missing=()
@@ -65,10 +65,12 @@ meson test -C build-ci --print-errorlogs --num-processes 2 2>&1 | tee build-ci/t
 read -r p1 f1 s1 < <(counts build-ci/test-summary.log)
 echo "werror build: $p1 passed, $f1 failed, $s1 skipped"
 
-# 2. The same suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang).
+# 2. The same suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang),
+#    built without Ableton Link (-Dlink=disabled): that build passes every
+#    other test, and sync = link there is a clear error at start.
 if [ -z "${CONTINUO_SKIP_ASAN:-}" ]; then
     [ -d build-asan ] || CC=clang meson setup build-asan -Dwerror=true --buildtype=debugoptimized \
-        -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true >/dev/null
+        -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true -Dlink=disabled >/dev/null
     ninja -C build-asan
     # (UBSAN_OPTIONS=halt_on_error=1 comes from the tests' own environment, tests/meson.build.)
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

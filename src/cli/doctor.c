@@ -1,6 +1,9 @@
 /* doctor.c: `continuo doctor`: one line per thing `continuo serve` needs, each with a fix when it fails. */
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/opts.h"
 #include "daemon/control.h"
+#include "daemon/linksync.h"
 #include "daemon/options.h"
 #include "io/midi_port.h"
 #include "model/model.h"
@@ -514,6 +518,77 @@ static void check_socket(doctor *d, const config *c)
         close(fd);
 }
 
+/* "yes" or "no": the user unit's PrivateNetwork= as its manager has it
+ * loaded, or "" when there is no such unit (or no user manager). */
+static void unit_private_network(char *out, size_t len)
+{
+    out[0] = '\0';
+    FILE *p = popen("systemctl --user show --property=PrivateNetwork,LoadState continuo.service 2>/dev/null", "r");
+    if (!p)
+        return;
+    char line[256], private_net[16] = "";
+    int loaded = 0;
+    while (fgets(line, sizeof line, p)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "PrivateNetwork=", 15) == 0)
+            snprintf(private_net, sizeof private_net, "%.8s", line + 15);
+        else if (strcmp(line, "LoadState=loaded") == 0)
+            loaded = 1;
+    }
+    pclose(p);
+    if (loaded)
+        snprintf(out, len, "%s", private_net);
+}
+
+/* sync = link: built with Link, IPv4 sockets allowed, a network beyond
+ * loopback here, and the user unit's network not private. */
+static void check_sync(doctor *d, const config *c)
+{
+    static const char *const names[] = { "free", "clock", "link" };
+    const char *dropin = "install the drop-in: mkdir -p ~/.config/systemd/user/continuo.service.d && cp "
+                         CONTINUO_DATADIR "/link.conf ~/.config/systemd/user/continuo.service.d/ && "
+                         "systemctl --user daemon-reload && systemctl --user restart continuo";
+    if (c->sync != SYNC_LINK) {
+        report(d, OK, "sync", NULL, "sync = %s%s", names[c->sync],
+               link_sync_built() ? " (this build can also sync = link)" : "");
+        return;
+    }
+    if (!link_sync_built()) {
+        report(d, FAIL, "sync", "install ableton-link-dev and rebuild (meson -Dlink=enabled), or sync = clock",
+               "sync = link: this continuo was built without Ableton Link");
+        return;
+    }
+    int s = socket(AF_INET, SOCK_DGRAM, 0);
+    if (s < 0) {
+        report(d, FAIL, "sync", dropin, "sync = link: no IPv4 socket here (%s): the sandbox allows only "
+               "other address families (RestrictAddressFamilies=)", strerror(errno));
+        return;
+    }
+    close(s);
+    struct ifaddrs *ifs = NULL, *i;
+    char seen[512] = "";
+    size_t used = 0;
+    if (getifaddrs(&ifs) == 0) {
+        for (i = ifs; i; i = i->ifa_next)
+            if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP)
+                && !(i->ifa_flags & IFF_LOOPBACK) && used < sizeof seen)
+                used += (size_t)snprintf(seen + used, sizeof seen - used, " %s", i->ifa_name);
+        freeifaddrs(ifs);
+    }
+    char unit[16];
+    unit_private_network(unit, sizeof unit);
+    if (strcmp(unit, "yes") == 0)
+        report(d, WARN, "sync", dropin, "sync = link, but the user unit continuo.service has PrivateNetwork=yes: "
+               "run by it, continuo sees only its own loopback and no Link peer");
+    else if (!seen[0])
+        report(d, WARN, "sync", "connect to the network the other Link apps are on (or, under the user unit, "
+               "install its drop-in)", "sync = link, but the network is private here: no IPv4 interface "
+               "beyond loopback is up, so Link finds only peers on this machine");
+    else
+        report(d, OK, "sync", NULL, "sync = link: Ableton Link can use%s%s", seen,
+               unit[0] ? " (the user unit's network is open)" : "");
+}
+
 int cmd_doctor(int argc, char **argv)
 {
     const char *path = NULL, *set_item[256];
@@ -534,6 +609,7 @@ int cmd_doctor(int argc, char **argv)
         check_sound(&d, &c);
         check_model(&d, &c);
         check_socket(&d, &c);
+        check_sync(&d, &c);
     }
     if (d.fails)
         printf("\n%d problem(s) stop `continuo serve` from starting with this config; see the fixes above.\n",

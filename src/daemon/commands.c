@@ -70,7 +70,13 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
              scheduler_queued(&sv->sched), sv->sched.swept,
              sv->sched.dropped_full + sv->sched.dropped_held,
              service_kept(sv, MIDI_PART_PLAYER), service_kept(sv, MIDI_PART_MODEL), lat, err);
-    /* The clock: tempo (0: none heard yet), transport, where the song is. */
+    /* The clock: tempo (0: none heard yet), transport, where the song is;
+     * with sync = link the session's tempo and whether it plays. */
+    static const char *const sync_names[] = { "free", "clock", "link" };
+    int64_t now = clock_now_ns();
+    int link = sv->cfg.sync == SYNC_LINK && link_sync_joined(&sv->link);
+    if (link)
+        service_link_changed(sv, now);
     size_t used = strlen(reply);
     int64_t pos = transport_position(&sv->transport);
     int64_t bar_len = (int64_t)TRANSPORT_PPQN * sv->cfg.beats_per_bar;
@@ -79,14 +85,50 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
                  " sync=%s tempo=%.2f clock=%s transport=%s bar=%" PRId64 " beat=%" PRId64 " mode=%s"
                  " on_tick=%" PRIu64 " off_tick=%" PRIu64 " duet_thinned=%" PRIu64 " late_starts=%" PRIu64
                  " candidates_prepared=%" PRIu64,
-                 sv->cfg.sync == SYNC_CLOCK ? "clock" : "free", transport_bpm(&sv->transport),
-                 transport_locked(&sv->transport, clock_now_ns()) ? "locked" : "none",
-                 sv->transport.running ? "playing" : "stopped", pos / bar_len + 1,
+                 sync_names[sv->cfg.sync], link ? sv->link.tempo : transport_bpm(&sv->transport),
+                 link ? "link" : transport_locked(&sv->transport, clock_now_ns()) ? "locked" : "none",
+                 (link ? sv->link.playing : sv->transport.running) ? "playing" : "stopped", pos / bar_len + 1,
                  pos % bar_len / TRANSPORT_PPQN + 1, sv->cfg.mode == MODE_DUET ? "duet" : "call",
                  sv->cont.anchored, sv->cont.anchor_missed, sv->cont.duet_thinned, sv->cont.late_starts,
                  sv->cont.prepared);
+    used = strlen(reply);
+    if (used < len && link) {
+        double q = sv->cfg.beats_per_bar;
+        snprintf(reply + used, len - used, " link=joined link_peers=%u link_tempo=%.3f link_beat=%.3f"
+                 " link_phase=%.3f link_playing=%s link_starts=%" PRIu64 " link_stops=%" PRIu64,
+                 sv->link.peers, sv->link.tempo, link_sync_beat_at(&sv->link, now, q),
+                 link_sync_phase_at(&sv->link, now, q), sv->link.playing ? "yes" : "no", sv->link.starts,
+                 sv->link.stops);
+    } else if (used < len) {
+        snprintf(reply + used, len - used, " link=off");
+    }
     status_knobs(&sv->cfg.play, reply, len);
     service_describe_outputs(sv, reply, len);
+}
+
+/* tempo: the tempo followed; tempo BPM: proposed to the Link session. */
+static void cmd_tempo(service *sv, char *arg, char *rest, char *reply, size_t len)
+{
+    char why[1024];
+    (void)rest;
+    if (!arg) {
+        snprintf(reply, len, "ok tempo = %.3f (%s)", sv->cfg.sync == SYNC_LINK ? sv->link.tempo
+                 : transport_bpm(&sv->transport), sv->cfg.sync == SYNC_LINK ? "the Link session's"
+                 : sv->cfg.sync == SYNC_CLOCK ? "the MIDI clock's" : "sync = free: none");
+        return;
+    }
+    if (sv->cfg.sync != SYNC_LINK || !link_sync_joined(&sv->link)) {
+        snprintf(reply, len, "error tempo %.64s: continuo sets a tempo only in an Ableton Link session "
+                 "(sync = link); with sync = %s the %s", arg, sv->cfg.sync == SYNC_CLOCK ? "clock" : "free",
+                 sv->cfg.sync == SYNC_CLOCK ? "DAW's clock sets it" : "answers keep the player's time");
+        return;
+    }
+    const option_def *o = config_find("tempo");
+    if (service_set_option(sv, o, arg, why, sizeof why) < 0)
+        snprintf(reply, len, "error %.3000s", why);
+    else
+        snprintf(reply, len, "ok tempo = %.3f proposed to the Link session (%u peers)", sv->cfg.tempo,
+                 sv->link.peers);
 }
 
 static void cmd_panic(service *sv, char *arg, char *rest, char *reply, size_t len)
@@ -236,6 +278,8 @@ const control_command control_commands[] = {
     { "save",   1, 2, cmd_save,   "save FILE", "write the session (player, model) to a MIDI file" },
     { "play",   1, 2, cmd_play,   "play FILE",
       "hear a MIDI file's notes as the player's phrase (at their own times) and answer it" },
+    { "tempo",  0, 1, cmd_tempo,  "tempo [BPM]",
+      "the tempo followed; with sync = link, propose BPM to the Link session" },
     { "takes",  0, 0, cmd_takes,  "takes", "the last answers kept: when, how long, notes, seed" },
     { "replay", 0, 2, cmd_replay, "replay [N] [next]",
       "play take N (default: the newest) again, now or as the next answer" },

@@ -36,10 +36,11 @@ void live_stop(service *sv, int64_t now)
     scheduler_silence(&sv->sched, now, service_emit_model, sv);
 }
 
-/* mode = duet, and (with sync = clock) the transport runs. */
+/* mode = duet, and the transport runs (sync = clock) or the Link session
+ * plays (sync = link). */
 int live_duet_on(const service *sv)
 {
-    return sv->cfg.mode == MODE_DUET && (sv->cfg.sync != SYNC_CLOCK || sv->transport.running);
+    return sv->cfg.mode == MODE_DUET && live_may_answer(sv);
 }
 
 /* The generator's head start: lookahead_ms, or with -1 (auto) 10 ms or 30
@@ -109,6 +110,28 @@ static void begin_live(service *sv, const gen_cmd *c, const timeline *tl, int du
     sv->responses++;
 }
 
+/* With sync = link: as time_on_clock, on the session's timeline, read
+ * now (Link's clock mapped to ours at each read): the next beat, or bar
+ * line (a multiple of the quantum, beats_per_bar), at or after the head
+ * start; the end response_bars further; the grid from the tempo. */
+static void time_on_link(service *sv, int duet, timeline *tl)
+{
+    link_sync *ls = &sv->link;
+    double q = sv->cfg.beats_per_bar, b = link_sync_beat_at(ls, tl->begin, q), line = b;
+    if (sv->cfg.response_start == START_BAR)
+        line = ceil(b / q - 1e-9) * q;
+    else if (sv->cfg.response_start == START_BEAT)
+        line = ceil(b - 1e-9);
+    if (sv->cfg.response_start != START_NOW)
+        tl->begin = link_sync_time_of(ls, line, q);
+    tl->origin = link_sync_time_of(ls, floor(line), q);
+    if (sv->cfg.response_bars > 0 && !duet)
+        tl->end = link_sync_time_of(ls, (floor(line / q + 1e-9) + sv->cfg.response_bars) * q, q);
+    static const double per_beat[] = { 0, 2, 4, 3, 6 };   /* quantize_kind -> steps a beat */
+    if (sv->cfg.quantize != QUANTIZE_OFF && ls->tempo > 0)
+        tl->grid = 60.0 * NS / ls->tempo / per_beat[sv->cfg.quantize];
+}
+
 /* A new continuation id (never 0) and its command of KIND, with the spec
  * the config gives. */
 static void new_command(service *sv, gen_cmd *c, gen_cmd_kind kind)
@@ -123,11 +146,13 @@ static void new_command(service *sv, gen_cmd *c, gen_cmd_kind kind)
 
 /* Where a continuation asked for at NOW falls: the head start, and with
  * the clock its beat or bar, grid and end (DUET: none). */
-static timeline plan(const service *sv, int64_t now, int duet)
+static timeline plan(service *sv, int64_t now, int duet)
 {
     timeline tl = { now + (int64_t)live_lookahead_ms(sv) * 1000000, INT64_MAX, 0, 0, -1 };
     if (sv->cfg.sync == SYNC_CLOCK && transport_locked(&sv->transport, now))
         time_on_clock(sv, duet, &tl);
+    else if (sv->cfg.sync == SYNC_LINK && link_sync_joined(&sv->link))
+        time_on_link(sv, duet, &tl);
     return tl;
 }
 
@@ -333,9 +358,12 @@ void live_on_tick(service *sv, int64_t now)
     sv->cont.anchored++;
 }
 
-/* With sync = clock the model answers only while the transport runs. */
+/* With sync = clock the model answers only while the transport runs;
+ * with sync = link, while the session plays (link_sync's rule). */
 int live_may_answer(const service *sv)
 {
+    if (sv->cfg.sync == SYNC_LINK)
+        return sv->link.playing;
     return sv->cfg.sync != SYNC_CLOCK || sv->transport.running;
 }
 
@@ -362,6 +390,8 @@ static void answer_phrase(service *sv, int64_t now)
     live_stop(sv, now);
     if (live_may_answer(sv))
         live_start(sv, now, 0);
+    else if (sv->cfg.sync == SYNC_LINK)
+        log_info("phrase not answered: the Link session is stopped (sync = link, link_start_stop)");
     else if (sv->transport.clocks == 0 && sv->transport.starts == 0)
         log_warn("phrase not answered: sync = clock, but no MIDI clock or Start has come "
                  "from any input (send clock from the DAW to continuo, or set sync = free)");

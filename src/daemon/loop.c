@@ -50,6 +50,7 @@ static void read_inputs(service *sv, const struct pollfd *fds, int n)
 
 static void close_all(service *sv)
 {
+    link_sync_leave(&sv->link);
     generator_stop(&sv->gen);
     service_close_ports(sv);
     control_close(&sv->ctl);
@@ -147,6 +148,7 @@ static int poll_once(service *sv)
     fds[n++] = (struct pollfd){ sv->sig_fd, POLLIN, 0 };
     fds[n++] = (struct pollfd){ sv->timer_fd, POLLIN, 0 };
     fds[n++] = (struct pollfd){ sv->gen.wake_loop, POLLIN, 0 };
+    fds[n++] = (struct pollfd){ link_sync_fd(&sv->link), POLLIN, 0 };   /* -1: ignored */
     int n_ctl = control_poll_fds(&sv->ctl, fds + n, MAX_POLL - n);
     int ctl_at = n;
     n += n_ctl;
@@ -169,6 +171,8 @@ static int poll_once(service *sv)
     }
     if (fds[2].revents)
         live_receive(sv);
+    if (fds[3].revents)
+        service_link_changed(sv, clock_now_ns());
     if (n > in_at)
         read_inputs(sv, fds + in_at, n - in_at);
     control_dispatch(&sv->ctl, fds + ctl_at, n_ctl, service_command, sv);
@@ -219,6 +223,7 @@ static void init_service(service *sv, const config *cfg, const char *config_path
     sv->cont.duet_rng = sv->seed * 0x9E3779B97F4A7C15ULL | 1;
     phrase_init(&sv->phrase);
     transport_init(&sv->transport);
+    link_sync_init(&sv->link);
     sv->cont.end = INT64_MAX;
     sv->cont.anchor_pos = -1;
     note_table_clear(&sv->thru);
@@ -279,6 +284,13 @@ static int start_service(service *sv)
         return -1;
     if (control_open(&sv->ctl, sock) < 0)
         return -1;
+    if (cfg->sync == SYNC_LINK) {
+        char why[512];
+        if (link_sync_join(&sv->link, cfg->tempo, cfg->link_start_stop, why, sizeof why) < 0) {
+            log_error("sync = link: %s", why);
+            return -1;
+        }
+    }
     const engine_ops *engine = engine_for(cfg);
     if (generator_start(&sv->gen, engine, cfg) < 0)
         return -1;
@@ -315,6 +327,7 @@ static int stop_service(service *sv)
     if (sv->cfg.recording[0] && service_save(sv, sv->cfg.recording) < 0)
         rc = -1;
     service_close_ports(sv);
+    link_sync_leave(&sv->link);
     log_debug("stop: recording saved, outputs closed after %.1f ms",
               (double)(clock_now_ns() - sv->quit_ns) / 1e6);
     log_info("stopped after %.1f s: %" PRIu64 " phrases, %" PRIu64 " notes in, %" PRIu64 " out",

@@ -178,25 +178,40 @@ const option_def config_options[] = {
       "every event; window slides it, computing its last 3/4 again (a pause\n"
       "of one prefill every context/4 events, done while the player plays\n"
       "when it can).", NULL },
-    { "sync", OPT_ENUM, "free", 0, 0, "free|clock", LIVE, OFF(sync),
+    { "sync", OPT_ENUM, "free", 0, 0, "free|clock|link", apply_sync, OFF(sync),
       "What times the answers.  free: their own clock, an answer as soon as\n"
       "the phrase ends.  clock: MIDI clock (24 per beat) and transport (Start,\n"
       "Continue, Stop, Song Position) from any input, as a DAW sends them:\n"
       "answers only while the transport runs, Stop silences the model at once,\n"
-      "and response_start, response_bars and quantize follow the beat.", NULL },
+      "and response_start, response_bars and quantize follow the beat.  link:\n"
+      "an Ableton Link session on the local network (DAWs and apps that join\n"
+      "it): its tempo and beat phase (beats_per_bar is the quantum), and with\n"
+      "link_start_stop its start and stop, as clock's.  Link's sockets are\n"
+      "open only while sync = link (the user unit needs its network drop-in).", NULL },
+    { "link_start_stop", OPT_BOOL, "yes", 0, 0, NULL, apply_link, OFF(link_start_stop),
+      "With sync = link, follow the session's start and stop (the peers that\n"
+      "share theirs): stopped, the model is silent and does not answer.\n"
+      "Alone, or before any peer starts the session, it counts as playing.", NULL },
+    { "tempo", OPT_DOUBLE, "120", 20, 999, NULL, apply_tempo, OFF(tempo),
+      "With sync = link, the tempo (BPM) continuo proposes to the session:\n"
+      "`ctl set tempo 100` (or `ctl tempo 100`) moves every peer to it.  It\n"
+      "starts a session at this tempo when it is alone; otherwise it takes\n"
+      "the session's.", NULL },
     { "response_start", OPT_ENUM, "beat", 0, 0, "now|beat|bar", LIVE, OFF(response_start),
-      "With sync = clock, where an answer's first note falls: now (the phrase\n"
-      "end, as free), the next beat, or the next bar line after the phrase end.", NULL },
+      "With sync = clock or link, where an answer's first note falls: now\n"
+      "(the phrase end, as free), the next beat, or the next bar line after\n"
+      "the phrase end.", NULL },
     { "beats_per_bar", OPT_INT, "4", 1, 32, NULL, LIVE, OFF(beats_per_bar),
       "Beats (quarter notes of the MIDI clock) in a bar, counted from Start or\n"
-      "the Song Position Pointer.", NULL },
+      "the Song Position Pointer; with sync = link, the session's quantum.", NULL },
     { "response_bars", OPT_INT, "0", 0, 64, NULL, LIVE, OFF(response_bars),
-      "With sync = clock, an answer's length in bars: it ends on the bar line\n"
-      "this many bars after the one where it starts (notes still sounding end\n"
-      "there).  0: response_seconds and response_events decide.", NULL },
+      "With sync = clock or link, an answer's length in bars: it ends on the\n"
+      "bar line this many bars after the one where it starts (notes still\n"
+      "sounding end there).  0: response_seconds and response_events decide.", NULL },
     { "quantize", OPT_ENUM, "off", 0, 0, "off|1/8|1/16|1/8t|1/16t", LIVE, OFF(quantize),
-      "With sync = clock, the grid the model's note onsets are moved toward\n"
-      "(eighths, sixteenths, or their triplets); each note keeps its length.", NULL },
+      "With sync = clock or link, the grid the model's note onsets are moved\n"
+      "toward (eighths, sixteenths, or their triplets); each note keeps its\n"
+      "length.", NULL },
     { "quantize_strength", OPT_DOUBLE, "1", 0, 1, NULL, LIVE, OFF(quantize_strength),
       "How far onsets move toward the grid: 1 onto it, 0.5 half way, 0 not.", NULL },
     { "mode", OPT_ENUM, "call", 0, 0, "call|duet", LIVE, OFF(mode),
@@ -204,7 +219,8 @@ const option_def config_options[] = {
       "when the player plays again.  duet: the model plays all the time on\n"
       "model_channel, the player's notes entering its context as they come\n"
       "(it hears both parts as one piece); phrase ends, hand-over and re-roll\n"
-      "do nothing.  With sync = clock it plays only while the transport runs.", NULL },
+      "do nothing.  With sync = clock (or link) it plays only while the\n"
+      "transport (the session) runs.", NULL },
     { "duet_density", OPT_DOUBLE, "0.5", 0, 1, NULL, LIVE, OFF(duet_density),
       "In a duet, the share of the model's notes that sound while the player\n"
       "plays (a key held, or a note in the last half second): 1 all of them,\n"

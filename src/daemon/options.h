@@ -22,7 +22,7 @@ typedef enum {
 } audio_driver_kind;
 #define AUDIO_DRIVER_CHOICES "alsa|jack|pulseaudio|pipewire|sdl2|oss|portaudio|file"
 /* What times the answers: their own clock, or MIDI clock from an input. */
-typedef enum { SYNC_FREE, SYNC_CLOCK } sync_kind;
+typedef enum { SYNC_FREE, SYNC_CLOCK, SYNC_LINK } sync_kind;
 /* Where an answer's first note falls (with sync = clock). */
 typedef enum { START_NOW, START_BEAT, START_BAR } response_start_kind;
 /* The grid the model's onsets are moved toward (with sync = clock). */
@@ -66,6 +66,8 @@ typedef struct config {
     int    model_threads;                  /* threads of the model's forward pass */
     int    memory;                         /* model_memory: 0 window (slides), 1 stream (rolls) */
     int    sync;                           /* sync_kind */
+    int    link_start_stop;                /* with sync = link: follow the session's start/stop */
+    double tempo;                          /* BPM proposed to a Link session */
     int    response_start;                 /* response_start_kind */
     int    beats_per_bar;
     int    response_bars;                  /* 0: response_seconds decides */
@@ -87,6 +89,9 @@ int apply_scheduler(struct service *sv, char *why, size_t len);  /* the schedule
 int apply_seed(struct service *sv, char *why, size_t len);       /* the next continuation samples from it */
 int apply_gain(struct service *sv, char *why, size_t len);       /* FluidSynth's loudness, at once */
 int apply_recording(struct service *sv, char *why, size_t len);  /* refuses a folder it cannot write in */
+int apply_sync(struct service *sv, char *why, size_t len);       /* joins or leaves the Link session */
+int apply_link(struct service *sv, char *why, size_t len);       /* Link's start/stop sync on or off */
+int apply_tempo(struct service *sv, char *why, size_t len);      /* proposed to the Link session */
 
 /* One option: the single place that names, types, bounds, applies and documents it. */
 typedef struct option_def {

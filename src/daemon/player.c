@@ -31,6 +31,17 @@ static void set_from_controller(service *sv, const phrase_changes *asked)
     }
 }
 
+void service_link_changed(service *sv, int64_t now)
+{
+    int bits = link_sync_update(&sv->link, now);
+    if ((bits & LINK_STOPPED) && sv->cfg.sync == SYNC_LINK) {
+        live_stop(sv, now);     /* the session stopped: the model is silent at once */
+        log_debug("the Link session stopped: the model is silent");
+    }
+    if (bits & LINK_STARTED)
+        log_debug("the Link session plays (%.2f BPM, %u peers)", sv->link.tempo, sv->link.peers);
+}
+
 /* M, read at NOW, arrived at AT (<= NOW; the time clock and transport
  * are followed by, so a tick read late keeps its place in the beat). */
 void service_input(service *sv, const midi_msg *m, int64_t now, int64_t at)

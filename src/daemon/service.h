@@ -6,6 +6,7 @@
 
 #include "daemon/control.h"
 #include "daemon/generator.h"
+#include "daemon/linksync.h"
 #include "daemon/live.h"
 #include "daemon/takes.h"
 #include "daemon/options.h"
@@ -39,6 +40,7 @@ typedef struct service {
     note_table   thru;              /* the player's notes sent thru */
     phrase       phrase;            /* the player's phrase: when it ends, controllers */
     transport    transport;         /* MIDI clock and transport from the inputs */
+    link_sync    link;              /* sync = link: the Ableton Link session */
     generator    gen;
     uint64_t     seed;
     live_cont    cont;              /* the continuation playing (live.h) */
@@ -65,6 +67,9 @@ static inline double session_time(const service *sv, int64_t t)
 /* The player's message M, read at NOW, that arrived at AT (<= NOW): the
  * phrase, thru, the clock, the controllers (player.c). */
 void service_input(service *sv, const midi_msg *m, int64_t now, int64_t at);
+/* The Link session's state changed (Link's thread woke the loop, or
+ * link_start_stop turned): a stop silences the model (player.c). */
+void service_link_changed(service *sv, int64_t now);
 /* Keys held past held_note_timeout_ms are taken as released (player.c). */
 void service_release_lost_keys(service *sv, int64_t now);
 

@@ -62,6 +62,41 @@ int apply_recording(struct service *sv, char *why, size_t len)
     return 0;
 }
 
+/* sync = link joins the Ableton Link session (its sockets and thread
+ * exist only then); any other value leaves it.  The model stops: the
+ * answer playing was timed on the other time line. */
+int apply_sync(struct service *sv, char *why, size_t len)
+{
+    if (sv->cfg.sync != SYNC_LINK) {
+        link_sync_leave(&sv->link);
+        return 0;
+    }
+    if (link_sync_joined(&sv->link))
+        return 0;
+    live_stop(sv, clock_now_ns());
+    return link_sync_join(&sv->link, sv->cfg.tempo, sv->cfg.link_start_stop, why, len);
+}
+
+int apply_link(struct service *sv, char *why, size_t len)
+{
+    (void)why;
+    (void)len;
+    link_sync_set_start_stop(&sv->link, sv->cfg.link_start_stop);
+    service_link_changed(sv, clock_now_ns());
+    return 0;
+}
+
+/* With sync = link the tempo goes to the session at once; otherwise it is
+ * the tempo a later join proposes (`ctl tempo` says that it needs link). */
+int apply_tempo(struct service *sv, char *why, size_t len)
+{
+    (void)why;
+    (void)len;
+    if (link_sync_joined(&sv->link))
+        link_sync_set_tempo(&sv->link, sv->cfg.tempo);
+    return 0;
+}
+
 /* Runs O's apply step for the value now in the service's config; on a
  * refusal writes "KEY = VALUE: reason" into WHY. */
 static int apply_option(service *sv, const option_def *o, char *why, size_t len)

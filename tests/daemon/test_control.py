@@ -78,7 +78,7 @@ try:
     rc, out, _ = sv.ctl("set", "model", "/x")
     check(rc == 1 and "cannot change while running" in out, "fixed key: %r" % out)
     rc, out, _ = sv.ctl("frobnicate")
-    listing = ("status, panic, get KEY, set KEY VALUE, reload, save FILE, play FILE, takes, replay [N] [next], "
+    listing = ("status, panic, get KEY, set KEY VALUE, reload, save FILE, play FILE, tempo [BPM], takes, replay [N] [next], "
                "save-take N FILE, help [COMMAND]")
     check(rc == 1 and out == "error unknown command 'frobnicate' (%s)" % listing, "unknown command: %r" % out)
     # A known command with the wrong number of arguments says so, with its usage.
