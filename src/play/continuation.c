@@ -662,6 +662,15 @@ static void hand_out_note(continuation *c, int id, event_type t, int p, cont_eve
     *out = (cont_event){ now_s(c), t == EVENT_NOTE_ON ? CONT_NOTE_ON : CONT_NOTE_OFF, (uint8_t)p, (uint8_t)vel };
 }
 
+/* A NOTE_ON of a pitch the model struck at this very step: the same
+ * strike twice (a note of no length, then the same pitch again), which
+ * sounds as one; it enters the context but is not handed out, so that
+ * every consumer (serve's outputs, continue's file) plays one note. */
+static int restrike_now(const continuation *c, event_type t, int p)
+{
+    return t == EVENT_NOTE_ON && c->model_on[p] && c->onset[p] == now_s(c);
+}
+
 /* The next event before the length limits: 1, 0 (no note in GUARD_IDS
  * ids; an EOS, which the mask forbids) or -1. */
 static int next_event(continuation *c, cont_event *out)
@@ -677,7 +686,7 @@ static int next_event(continuation *c, cont_event *out)
         event_type t = vocab_decode(c->v, id, &p);
         if (t == EVENT_EOS)
             return 0;
-        if (t == EVENT_NOTE_ON || (t == EVENT_NOTE_OFF && c->model_on[p])) {
+        if ((t == EVENT_NOTE_ON && !restrike_now(c, t, p)) || (t == EVENT_NOTE_OFF && c->model_on[p])) {
             hand_out_note(c, id, t, p, out);
             return 1;
         }
@@ -928,7 +937,7 @@ int continuation_step(continuation *c, cont_event *out)
     event_type t = vocab_decode(c->v, id, &p);
     if (t == EVENT_EOS)
         return CONT_STEP_END;
-    if (t == EVENT_NOTE_ON || (t == EVENT_NOTE_OFF && c->model_on[p])) {
+    if ((t == EVENT_NOTE_ON && !restrike_now(c, t, p)) || (t == EVENT_NOTE_OFF && c->model_on[p])) {
         hand_out_note(c, id, t, p, out);
         return step_event(c, out);
     }

@@ -11,7 +11,9 @@ runs, as that user:
   recorded with `arecordmidi -p continuo` and through
   `aconnect continuo 'Midi Through'` (a synth's port, by name),
   systemctl --user reload (same PID, still active), stop, and
-  journalctl --user -u continuo;
+  journalctl --user -u continuo; the session journal in the unit's state
+directory, valid after `systemctl --user kill -s KILL continuo` and the
+restart (mido reads it, the motif in its player track);
 the FluidSynth output writes a WAV from inside the sandbox; and the sandbox
 is measured from outside (/proc/PID/status, namespaces) and from inside
 (nsenter into its mount and network namespaces; `continuo ctl save` to a
@@ -248,6 +250,32 @@ if [ -x /guest/seq_daw ]; then
     cat /tmp/daw.log
     echo "END daw.log"
 fi
+# The session journal under the unit: written in its state directory
+# (StateDirectory=continuo), and valid after systemctl --user kill -s KILL.
+echo "== the journal: systemctl --user kill -s KILL continuo, then the restart"
+install -o player -g player -m 600 /guest/continuo.conf /home/player/.config/continuo/continuo.conf
+[ "$(cat /guest/accel)" = tcg ] && echo "model = @TINY@" >> /home/player/.config/continuo/continuo.conf
+as_player systemctl --user start continuo || fail "systemctl --user start continuo (journal)"
+wait_for 30 sh -c "aconnect -l | grep -q \"'continuo'\"" || fail "no continuo client (journal)"
+JD=/home/player/.local/state/continuo/journal
+KPID=$(as_player systemctl --user show -p MainPID --value continuo)
+R0=$(as_player systemctl --user show -p NRestarts --value continuo)
+aplaymidi -p continuo /guest/motif.mid || fail "aplaymidi -p continuo (journal)"
+sleep 2.5                                   # the motif ended more than a second ago
+J=$(ls $JD/session-*.mid 2>/dev/null | sort | tail -n 1)
+echo "JOURNALDIR $(ls $JD 2>&1 | tr '\n' ' ')"
+as_player systemctl --user kill -s KILL continuo || fail "systemctl --user kill -s KILL continuo"
+wait_for 30 sh -c "[ \$(runuser -u player -- env XDG_RUNTIME_DIR=/run/user/1000 systemctl --user show -p NRestarts --value continuo) -gt $R0 ]" \
+    || fail "the killed service was not restarted within 30 s"
+wait_for 30 sh -c "runuser -u player -- env XDG_RUNTIME_DIR=/run/user/1000 $BIN ctl status" || fail "no answer after the restart (journal)"
+echo "KILLED pid $KPID -> $(as_player systemctl --user show -p MainPID --value continuo) $(as_player systemctl --user is-active continuo) file ${J:-none}"
+as_player $BIN inspect "$J" > /tmp/inspect.out 2>&1; echo "JINSPECT $?"
+head -n 3 /tmp/inspect.out | sed 's/^/JI /'
+as_player $BIN journal list 2>&1 | sed 's/^/JLIST /'
+as_player systemctl --user stop continuo
+echo "BEGIN killed.mid"
+od -An -tx1 -v "$J"
+echo "END killed.mid"
 for f in rec.mid synth.mid; do
     echo "BEGIN $f"
     od -An -tx1 -v /tmp/$f
@@ -412,6 +440,34 @@ for name in ("rec.mid", "synth.mid"):
     check(len(model_notes) >= 3, "%s: the model answered (%d notes)" % (name, len(model_notes)))
     if thru_notes and model_notes:
         check(model_notes[0][0] > thru_notes[-1][0], "%s: the answer comes after the motif" % name)
+
+# The journal after kill -9 under the unit: a valid MIDI file in the state
+# directory, the motif played before the kill in its player track.
+check(field("JINSPECT") == "0", "continuo inspect opens the journal file left by the kill: %r" % field("JINSPECT"))
+kl = (field("KILLED pid") or "").split()
+check(len(kl) >= 6 and kl[0] != kl[2] and kl[3] == "active" and kl[5].startswith("/home/player/.local/state/continuo/journal/"),
+      "systemctl --user kill -s KILL: restarted, and the journal is in the unit's state directory: %r" % field("KILLED pid"))
+jm = re.search(r"^BEGIN killed.mid\n(.*?)^END killed.mid$", out, re.S | re.M)
+if check(jm is not None, "the journal file came back from the guest"):
+    import io
+    import mido
+    data = bytes(int(x, 16) for x in jm.group(1).split())
+    try:
+        mf = mido.MidiFile(file=io.BytesIO(data))
+        names = [next((m.name for m in t if m.type == "track_name"), "") for t in mf.tracks]
+        ons = []                # the player's parts (a track each), on the session's time line
+        for name, t in zip(names, mf.tracks):
+            tick = 0
+            for m in t:
+                tick += m.time
+                if name == "player" and m.type == "note_on" and m.velocity > 0:
+                    ons.append((tick, m.note))
+        played = [n for _, n in sorted(ons)]
+        print("journal after the kill: %d bytes, tracks %s, player notes %s" % (len(data), names, played))
+        check(played[-8:] == [60, 64, 67, 72, 71, 67, 64, 62],
+              "the motif played before the kill is in the journal's player track: %s" % played)
+    except Exception as e:  # noqa: BLE001
+        check(False, "mido reads the journal file left by the kill: %s" % e)
 
 # Reload keeps the process; stop is clean.
 rl = (field("RELOAD pid") or "").split()

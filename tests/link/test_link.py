@@ -11,8 +11,9 @@ peer's timeline (stamped by the peer's Link clock as it reads the FIFO)
 within 3 ms plus the peer's own measured wake-up jitter; `ctl set tempo`
 and `ctl tempo` move the peer; the peer's stop silences the model within
 20 ms and no note comes until it starts again; a phrase played while
-stopped is not answered; and without sync = link the service has no UDP
-socket (switching to link opens them, switching away closes them).
+stopped is not answered; without sync = link the service has no UDP socket
+(switching to link opens them, switching away closes them); and `continuo
+doctor` says that the network here is private.
 Skips (77) where the test cannot make a network namespace.
 """
 import os
@@ -245,6 +246,14 @@ def main():
         check(udp_sockets(sv.proc.pid) == [], "switching away leaves the session: no UDP socket")
         rc, _ = sv.stop()
         check(rc == 0, "clean exit")
+
+        # doctor, here (only lo): the network is private, Link finds no other machine.
+        r = subprocess.run([os.environ["CONTINUO"], "doctor", "--set", "sync=link", "--set", "model=echo",
+                            "--set", "output=none", "--set", "input=null"], capture_output=True, text=True,
+                           env=sv.env, timeout=60)
+        line = [x for x in r.stdout.splitlines() if "sync" in x and "link" in x]
+        print("doctor:", line)
+        check(line and "the network is private here" in line[0], "doctor says the network is private: %s" % line)
     finally:
         if sv:
             sv.cleanup()
