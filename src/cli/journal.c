@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli/commands.h"
@@ -19,8 +20,10 @@ static const char journal_usage[] =
     "\n"
     "The service writes every session, what the player and the model played, into\n"
     "its journal as it is played (journal_dir; by default\n"
-    "$XDG_STATE_HOME/continuo/journal), so a crash or a kill loses nothing but the\n"
-    "last second.  list: one line per session, oldest first: its number, when it\n"
+    "$XDG_STATE_HOME/continuo/journal, or the user unit's state directory:\n"
+    "~/.config/continuo/journal under systemd 252's user manager, Debian 12's;\n"
+    "without --dir, the one of the two written last), so a crash or a kill\n"
+    "loses nothing but the last second.  list: one line per session, oldest first: its number, when it\n"
     "started (UTC), how long it is, the notes of the player and of the model, and\n"
     "its file.  export: one session (a number from the list, a file, or by default\n"
     "the newest, also while the service still writes it) as a MIDI file with two\n"
@@ -183,7 +186,18 @@ done:
     return rc;
 }
 
-/* The folder: --dir, else the config's journal_dir as the service reads it. */
+/* Seconds since the epoch of PATH's last change, or -1 when it is not there. */
+static double changed_at(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9 : -1;
+}
+
+/* The folder: --dir, else the config's journal_dir as the service reads it.
+ * By default that is $XDG_STATE_HOME/continuo/journal from a shell, but
+ * the user unit's StateDirectory=, under the user manager of systemd 252
+ * (Debian 12), is ~/.config/continuo (systemd put user units' state under
+ * $XDG_CONFIG_HOME before): the folder of the two that changed last. */
 static int folder(const char *dir_arg, const char *config_arg, char *dir, size_t len)
 {
     config c;
@@ -197,6 +211,16 @@ static int folder(const char *dir_arg, const char *config_arg, char *dir, size_t
     if (path && config_load_file(&c, path) < 0)
         return -1;
     int r = config_journal_dir(&c, dir, len);
+    const char *state = getenv("STATE_DIRECTORY"), *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+    char unit[CONFIG_STR_MAX];
+    if (r == 0 && !c.journal_dir[0] && !(state && *state) && ((xdg && *xdg) || (home && *home))) {
+        if (xdg && *xdg)
+            snprintf(unit, sizeof unit, "%s/continuo/journal", xdg);
+        else
+            snprintf(unit, sizeof unit, "%s/.config/continuo/journal", home);
+        if (changed_at(unit) > changed_at(dir))
+            snprintf(dir, len, "%s", unit);
+    }
     if (r > 0)
         log_error("the journal is off (journal_dir = off in %s): give the folder with --dir", path ? path : "?");
     else if (r < 0)

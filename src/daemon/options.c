@@ -96,8 +96,10 @@ const option_def config_options[] = {
       "written as it is played into a MIDI file per session (a new one at\n"
       "start and after journal_idle_minutes of silence) that a crash, a kill\n"
       "or a power cut leaves valid with every phrase that ended a second\n"
-      "before.  Empty: $XDG_STATE_HOME/continuo/journal (~/.local/state/...);\n"
-      "off: no journal.  `continuo journal` lists and exports the sessions.", NULL },
+      "before.  Empty: $XDG_STATE_HOME/continuo/journal (~/.local/state/...),\n"
+      "or under the user unit its state directory's journal folder\n"
+      "(~/.config/continuo/journal with systemd 252, Debian 12's); off: no\n"
+      "journal.  `continuo journal` lists and exports the sessions.", NULL },
     { "keep_minutes", OPT_DOUBLE, "60", 1, 1440, NULL, RESTART, OFF(keep_minutes),
       "Minutes of the session kept in memory for `ctl save` and the recording\n"
       "(the memory for it is taken at start, and stays the same however long the\n"

@@ -498,16 +498,25 @@ static int64_t queue_now(void)
     return (int64_t)rt->tv_sec * 1000000000 + rt->tv_nsec;
 }
 
-static int alsa_read(midi_port *p, midi_msg *out, int64_t *age_ns, int max)
+/* The notes of a source that left, into OUT from N (up to MAX): the new N. */
+static int take_release(alsa_port *ap, midi_msg *out, int64_t *age_ns, int n, int max)
 {
-    alsa_port *ap = p->priv;
-    int n = 0, stamped = 0;
-    while (n < max && ap->i_release < ap->n_release) {     /* a source that left: its notes go */
+    while (n < max && ap->i_release < ap->n_release) {
         age_ns[n] = -1;
         out[n++] = ap->release[ap->i_release++];
     }
     if (ap->i_release == ap->n_release)
         ap->i_release = ap->n_release = 0;
+    return n;
+}
+
+/* Reads what came; the notes of a source that left go out in the same read
+ * that saw it leave (no later read may come: nothing else need arrive), or
+ * at the next one when OUT is full (the caller reads again then). */
+static int alsa_read(midi_port *p, midi_msg *out, int64_t *age_ns, int max)
+{
+    alsa_port *ap = p->priv;
+    int n = take_release(ap, out, age_ns, 0, max), stamped = 0;
     while (n < max) {
         snd_seq_event_t *ev = NULL;
         int rc = snd_seq_event_input(g_client.seq, &ev);
@@ -523,9 +532,10 @@ static int alsa_read(midi_port *p, midi_msg *out, int64_t *age_ns, int max)
         }
         if (!ev)
             continue;
-        if (ev->source.client == SND_SEQ_CLIENT_SYSTEM)
+        if (ev->source.client == SND_SEQ_CLIENT_SYSTEM) {
             handle_announce(ap, ev);
-        else if (event_to_msg(ev, &out[n])) {
+            n = take_release(ap, out, age_ns, n, max);
+        } else if (event_to_msg(ev, &out[n])) {
             note_held(ap, &ev->source, &out[n]);
             age_ns[n] = event_stamp(ev);    /* the stamp for now, made an age below */
             stamped += age_ns[n] >= 0;

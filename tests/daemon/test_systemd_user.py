@@ -257,7 +257,10 @@ install -o player -g player -m 600 /guest/continuo.conf /home/player/.config/con
 [ "$(cat /guest/accel)" = tcg ] && echo "model = @TINY@" >> /home/player/.config/continuo/continuo.conf
 as_player systemctl --user start continuo || fail "systemctl --user start continuo (journal)"
 wait_for 30 sh -c "aconnect -l | grep -q \"'continuo'\"" || fail "no continuo client (journal)"
-JD=/home/player/.local/state/continuo/journal
+# StateDirectory= of a user unit: ~/.local/state/continuo, or ~/.config/continuo
+# under systemd 252's user manager (Debian 12's); the service says which.
+JD=$(for d in /home/player/.local/state/continuo/journal /home/player/.config/continuo/journal; do
+        [ -d $d ] && echo $d; done | head -n 1)
 KPID=$(as_player systemctl --user show -p MainPID --value continuo)
 R0=$(as_player systemctl --user show -p NRestarts --value continuo)
 aplaymidi -p continuo /guest/motif.mid || fail "aplaymidi -p continuo (journal)"
@@ -445,8 +448,12 @@ for name in ("rec.mid", "synth.mid"):
 # directory, the motif played before the kill in its player track.
 check(field("JINSPECT") == "0", "continuo inspect opens the journal file left by the kill: %r" % field("JINSPECT"))
 kl = (field("KILLED pid") or "").split()
-check(len(kl) >= 6 and kl[0] != kl[2] and kl[3] == "active" and kl[5].startswith("/home/player/.local/state/continuo/journal/"),
+check(len(kl) >= 6 and kl[0] != kl[2] and kl[3] == "active"
+      and re.match(r"/home/player/(\.local/state|\.config)/continuo/journal/session-", kl[5]),
       "systemctl --user kill -s KILL: restarted, and the journal is in the unit's state directory: %r" % field("KILLED pid"))
+jl = [ln[6:] for ln in out.splitlines() if ln.startswith("JLIST ")]
+check(len(jl) >= 2 and not any("cannot" in ln or "error" in ln for ln in jl),
+      "`continuo journal list`, run by the player, finds the unit's sessions: %s" % jl[:6])
 jm = re.search(r"^BEGIN killed.mid\n(.*?)^END killed.mid$", out, re.S | re.M)
 if check(jm is not None, "the journal file came back from the guest"):
     import io

@@ -19,7 +19,10 @@
 4. Raw MIDI devices: midi_echo reads /dev/snd/midiC0D0 (VirMIDI 0-0, which
    aplaymidi plays into) and writes /dev/snd/midiC0D1 (VirMIDI 0-1, which
    arecordmidi records): the same recording as in 1.
-5. midi_echo -l lists the ALSA and PortMidi ports the guest has.
+5. A source that leaves holding a chord: the feeder sends three note-ons
+   and exits; midi_echo (the ALSA backend) lets each note go at once: the
+   three note-offs within 50 ms of the last note-on.
+6. midi_echo -l lists the ALSA and PortMidi ports the guest has.
 Exit 77 (skip) when qemu or the kernel cannot be had.
 """
 import os
@@ -123,10 +126,33 @@ sleep 0.3
 kill -INT $REC; wait $REC
 cat e4.err
 
+echo "== phase 5: a source that leaves holding a chord"
+printf '\221\067\144\073\144\076\144' > /tmp/chord.raw   # 0x91 55 100, 59 100, 62 100: no note-offs
+rm -f feed.fifo; mkfifo feed.fifo
+midi_echo -t 12 -n 6 -s 60 alsa:feeder alsa > e5.out 2> e5.err &
+ECHO=$!
+waitfor e5.out ready || rc=1
+arecordmidi -p continuo:2 rec5.mid &
+REC=$!
+midi_echo -c feeder -n 3 -s 30 fifo:/tmp/feed.fifo alsa > f5.out 2> f5.err &
+FEED=$!
+waitfor f5.out ready || rc=1
+i=0
+until aconnect -l | grep -A3 "'feeder'" | grep -q "Connecting To"; do
+    i=$((i + 1)); [ $i -gt 100 ] && { echo "feeder never connected"; rc=1; break; }
+    sleep 0.1
+done
+cat /tmp/chord.raw > feed.fifo
+wait $FEED || rc=1          # it sent the chord and left, holding it
+wait $ECHO || rc=1          # the chord and its three note-offs came through
+sleep 0.3
+kill -INT $REC; wait $REC
+cat e5.err
+
 echo "== port list"
 midi_echo -l || rc=1
 
-for f in rec1.mid rec2.mid rec3.mid rec4.mid; do
+for f in rec1.mid rec2.mid rec3.mid rec4.mid rec5.mid; do
     echo "BEGIN $f"
     od -An -tx1 -v $f
     echo "END $f"
@@ -204,6 +230,21 @@ norm = [(0x80, k) if s == 0x90 and d2 == 0 else (s, k)
 check(norm == one_round * 2, "phase 2 recording: %s" % norm)
 check(out.count("went away") >= 1, "the source leaving was noticed")
 check(out.count("ALSA: connected feeder (") >= 2, "the source, named by its client alone, was connected twice")
+
+# Phase 5: the feeder left holding a chord: each of its notes is let go at
+# once (the feeder left right after its last note-on, so the time from that
+# note-on to the note-offs bounds the release from above).
+rec = recording("rec5.mid")
+ons = [(t, d1) for t, st, d1, d2 in rec if st & 0xF0 == 0x90 and d2 > 0]
+offs = [(t, d1) for t, st, d1, d2 in rec if st & 0xF0 == 0x80 or (st & 0xF0 == 0x90 and d2 == 0)]
+check(sorted(p for _, p in ons) == [67, 71, 74], "phase 5: the chord came through: %s" % ons)
+check(sorted(p for _, p in offs) == [67, 71, 74], "phase 5: each of its notes was let go: %s" % offs)
+if ons and offs:
+    late = (max(t for t, _ in offs) - max(t for t, _ in ons)) * 1000
+    emulated = re.search(r"accelerator tcg", out) is not None
+    print("phase 5: the chord's notes let go %.1f ms after its last note-on (the feeder left in between; %s)"
+          % (late, "emulated, TCG" if emulated else "KVM"))
+    check(late <= 50, "phase 5: let go within 50 ms of the source leaving (%.1f ms after its last note-on)" % late)
 
 print("%d failure(s)" % failures)
 sys.exit(1 if failures else 0)
