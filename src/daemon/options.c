@@ -197,8 +197,9 @@ const option_def config_options[] = {
     { "tempo", OPT_DOUBLE, "120", 20, 999, NULL, apply_tempo, OFF(tempo),
       "With sync = link, the tempo (BPM) continuo proposes to the session:\n"
       "`ctl set tempo 100` (or `ctl tempo 100`) moves every peer to it.  It\n"
-      "starts a session at this tempo when it is alone; otherwise it takes\n"
-      "the session's.", NULL },
+      "starts a session at this tempo when it is alone; joining a session\n"
+      "that began earlier, it takes the session's (Link keeps the older of\n"
+      "two sessions that meet).", NULL },
     { "response_start", OPT_ENUM, "beat", 0, 0, "now|beat|bar", LIVE, OFF(response_start),
       "With sync = clock or link, where an answer's first note falls: now\n"
       "(the phrase end, as free), the next beat, or the next bar line after\n"

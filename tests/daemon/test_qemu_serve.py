@@ -4,6 +4,9 @@
 The motif goes in on channel 2 (MIDI thru sends it back out on channel 2);
 the continuation comes out on channel 1.  The recording must hold the
 motif, then a continuation after it, and every note that started must end.
+Then a source leaves holding a chord (aplaymidi plays three note-ons and
+exits): within 50 ms each of its notes is let go on continuo:out, and the
+model answers the phrase that ended with them (its context heard them).
 Uses the harness in tests/qemu (run-guest.sh); exit 77 (skip) when qemu or
 the kernel cannot be had.
 """
@@ -27,6 +30,9 @@ for i, key in enumerate([60, 62, 64, 67, 65, 64]):
     motif.append((0.1 + 0.15 * i, [0x91, key, 70 + 5 * i]))
     motif.append((0.1 + 0.15 * i + 0.12, [0x81, key, 0]))
 motif.sort(key=lambda e: e[0])
+
+# The chord a keyboard holds when it is unplugged: note-ons, no note-off.
+chord = [(0.1, [0x91, 55, 90]), (0.1, [0x91, 59, 90]), (0.1, [0x91, 62, 90])]
 
 guest_script = r"""
 rc=0
@@ -53,6 +59,16 @@ until continuo ctl status | grep -q 'responses=1.*state\|state=listening.*respon
 done
 sleep 3
 continuo ctl status
+# A keyboard unplugged mid-chord: aplaymidi plays three note-ons and no
+# note-off, then leaves (its client exits) holding them.
+aplaymidi -p continuo:1 /chord.mid || rc=1
+i=0
+until continuo ctl status | grep -q 'state=listening.*responses=2'; do
+    i=$((i + 1)); [ $i -gt 100 ] && break
+    sleep 0.1
+done
+sleep 3
+continuo ctl status
 kill -INT $REC; wait $REC
 kill -TERM $SERVE; wait $SERVE || { echo "serve exit status $?"; rc=1; }
 cat s.err
@@ -66,7 +82,8 @@ exit $rc
 
 with open(model, "rb") as fh:
     out, status = guest.run(continuo, guest_script,
-                            {"/motif.mid": midifile.encode(motif), "/model.gguf": fh.read()},
+                            {"/motif.mid": midifile.encode(motif), "/chord.mid": midifile.encode(chord),
+                             "/model.gguf": fh.read()},
                             memory_mb=1024, show=6000)
 check(status == 0, "guest script exit status %d" % status)
 
@@ -80,7 +97,8 @@ def recording(name):
 
 
 rec = recording("rec.mid")      # what continuo:out sent, as arecordmidi saw it
-thru = [(t, d1) for t, st, d1, d2 in rec if st == 0x91 and d2 > 0]
+n_motif = len([m for m in motif if m[1][0] == 0x91])
+thru = [(t, d1) for t, st, d1, d2 in rec if st == 0x91 and d2 > 0][:n_motif]
 answer = [(t, d1) for t, st, d1, d2 in rec if st == 0x90 and d2 > 0]
 check([k for _, k in thru] == [m[1][1] for m in motif if m[1][0] == 0x91],
       "the motif came back through MIDI thru: %r" % thru)
@@ -90,6 +108,23 @@ if thru and answer:
           % (answer[0][0], thru[-1][0]))
 check(unended_notes([(st, d1, d2) for _, st, d1, d2 in rec]) == [],
       "every note on continuo:out ended: %r" % unended_notes([(st, d1, d2) for _, st, d1, d2 in rec]))
+# The source that left holding the chord: its notes let go at once, on the
+# outputs (MIDI thru's note-offs) and in the model's context (the phrase
+# ends, and the model answers it, long before held_note_timeout_ms).
+chord_on = [(t, d1) for t, st, d1, d2 in rec if st == 0x91 and d2 > 0][n_motif:]
+chord_off = [(t, d1) for t, st, d1, d2 in rec
+             if (st == 0x81 or (st == 0x91 and d2 == 0)) and d1 in (55, 59, 62) and chord_on and t >= chord_on[0][0]]
+check(sorted(k for _, k in chord_on) == [55, 59, 62], "the chord came through MIDI thru: %r" % chord_on)
+check(sorted(k for _, k in chord_off) == [55, 59, 62], "each note of the chord was let go on continuo:out: %r"
+      % chord_off)
+if chord_on and chord_off:
+    late = (max(t for t, _ in chord_off) - max(t for t, _ in chord_on)) * 1000
+    print("the chord let go %.1f ms after its last note-on (aplaymidi left in between)" % late)
+    check(late <= 50, "let go within 50 ms of the source leaving (%.1f ms after its last note-on)" % late)
+    second = [t for t, k in answer if t > max(t for t, _ in chord_off)]
+    check(second != [], "the model answered the phrase the release ended (the context heard the note-offs)")
+    if second:
+        print("the model's answer began %.2f s after the release" % (second[0] - max(t for t, _ in chord_off)))
 session = recording("session.mid")
 check(len([e for e in session if e[1] == 0x90 and e[3] > 0]) == len(answer),
       "the session recording holds the same continuation")

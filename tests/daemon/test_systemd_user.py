@@ -250,6 +250,32 @@ if [ -x /guest/seq_daw ]; then
     cat /tmp/daw.log
     echo "END daw.log"
 fi
+if [ -x /guest/link_peer ]; then
+    # sync = link under the unit: its network is private (doctor says so);
+    # the shipped drop-in opens it, and a Link peer in the guest's network
+    # (lo: qemu gives the guest no other) is seen and followed.
+    echo "== sync = link under the unit, without and with the link.conf drop-in"
+    install -o player -g player -m 600 /guest/link.conf.user /home/player/.config/continuo/continuo.conf
+    as_player $BIN doctor 2>&1 | grep "sync" | sed 's/^/LINKDOC0 /'
+    install -d -o player -g player /home/player/.config/systemd/user/continuo.service.d
+    install -o player -g player -m 644 @SHARE@/link.conf /home/player/.config/systemd/user/continuo.service.d/link.conf
+    as_player systemctl --user daemon-reload
+    echo "LINKUNIT $(as_player systemctl --user show -p PrivateNetwork --value continuo) $(as_player systemctl --user show -p RestrictAddressFamilies --value continuo)"
+    as_player $BIN doctor 2>&1 | grep "sync" | sed 's/^/LINKDOC1 /'
+    { echo "tempo 133"; sleep 12; echo state; echo quit; } | /guest/link_peer 4 > /tmp/peer.out 2>&1 &
+    PEER=$!
+    sleep 1                     # the peer's session is the older one: continuo joins it
+    as_player systemctl --user start continuo || fail "systemctl --user start continuo (link)"
+    wait_for 10 sh -c "runuser -u player -- env XDG_RUNTIME_DIR=/run/user/1000 $BIN ctl status | grep -q 'link_peers=1 link_tempo=133.000'" \
+        || fail "continuo under the unit with the drop-in did not see the peer at 133 BPM"
+    echo "LINKSTATUS $(as_player $BIN ctl status 2>&1 | grep -o 'sync=[a-z]* tempo=[0-9.]*\|link=.*link_stops=[0-9]*')"
+    as_player $BIN ctl tempo 97 | sed 's/^/LINKTEMPO /'
+    wait $PEER
+    grep "^ok peers" /tmp/peer.out | sed 's/^/LINKPEER /'
+    as_player systemctl --user stop continuo
+    rm -rf /home/player/.config/systemd/user/continuo.service.d
+    as_player systemctl --user daemon-reload
+fi
 # The session journal under the unit: written in its state directory
 # (StateDirectory=continuo), and valid after systemctl --user kill -s KILL.
 echo "== the journal: systemctl --user kill -s KILL continuo, then the restart"
@@ -309,7 +335,16 @@ midi_thru = no
 """
 
 TINY = "/usr/local/share/continuo-test/tiny.gguf"
-run_sh = run_sh.replace("@BIN@", BIN).replace("@TINY@", TINY)
+run_sh = run_sh.replace("@BIN@", BIN).replace("@TINY@", TINY).replace("@SHARE@", "/usr/share/continuo" if deb
+                                                                       else "/usr/local/share/continuo")
+
+# sync = link under the unit (with the drop-in): the echo engine, no sound.
+link_config = """\
+model = echo
+output = none
+sync = link
+tempo = 90
+"""
 # The DAW session of test_clock.py, over real sequencer ports (not with a
 # package: that guest run checks the package, this one the service's clock).
 clock_daw = None if deb else Daw()
@@ -329,6 +364,9 @@ with tempfile.TemporaryDirectory() as stage:
         check(len(units) == 1, "meson install puts one continuo.service in place: %r" % units)
         print("installed unit:", units and os.path.relpath(units[0], stage))
         os.makedirs(os.path.join(stage, "guest"))
+        link_peer = os.path.join(build, "tests", "link", "link_peer")
+        if os.path.exists(link_peer):     # built with -Dlink
+            shutil.copy(link_peer, os.path.join(stage, "guest", "link_peer"))
         seq_daw = os.path.join(build, "tests", "daemon", "seq_daw")
         if check(os.path.exists(seq_daw), "the DAW client is built: %s" % seq_daw):
             shutil.copy(seq_daw, os.path.join(stage, "guest", "seq_daw"))
@@ -338,6 +376,7 @@ with tempfile.TemporaryDirectory() as stage:
     shutil.copy(servetest.tiny_model(), os.path.join(stage, TINY[1:]))
     for name, data in (("run.sh", run_sh.encode()), ("continuo.conf", config.encode()),
                        ("clock.conf", clock_config.encode()), ("stall.conf", stall_config.encode()),
+                       ("link.conf.user", link_config.encode()),
                        ("motif.mid", midifile.encode(motif))):
         with open(os.path.join(stage, "guest", name), "wb") as fh:
             fh.write(data)
@@ -443,6 +482,23 @@ for name in ("rec.mid", "synth.mid"):
     check(len(model_notes) >= 3, "%s: the model answered (%d notes)" % (name, len(model_notes)))
     if thru_notes and model_notes:
         check(model_notes[0][0] > thru_notes[-1][0], "%s: the answer comes after the motif" % name)
+
+# sync = link under the unit: doctor names the private network; the drop-in
+# opens it; a real Link peer in the guest is seen and followed, and moved.
+if "== sync = link under the unit" in out:
+    doc0 = [ln for ln in out.splitlines() if ln.startswith("LINKDOC0 ")]
+    check(any("PrivateNetwork=yes" in ln for ln in doc0), "doctor, sync = link under the default unit: %s" % doc0)
+    unit = (field("LINKUNIT") or "").split()
+    check(unit[:1] == ["no"] and "AF_INET" in unit and "AF_NETLINK" in unit and "AF_INET6" not in unit,
+          "the drop-in: PrivateNetwork=no, AF_INET and AF_NETLINK besides AF_UNIX, no AF_INET6: %r" % unit)
+    doc1 = [ln for ln in out.splitlines() if ln.startswith("LINKDOC1 ")]
+    check(doc1 and not any("PrivateNetwork=yes" in ln for ln in doc1), "doctor with the drop-in: %s" % doc1)
+    ls = field("LINKSTATUS") or ""
+    check("link_peers=1" in ls and "link_tempo=133.000" in ls, "continuo under the unit follows the peer: %r" % ls)
+    check((field("LINKTEMPO") or "").startswith("ok tempo = 97"), "ctl tempo 97: %r" % field("LINKTEMPO"))
+    check("tempo=97" in (field("LINKPEER") or ""), "the peer moved to continuo's 97 BPM: %r" % field("LINKPEER"))
+elif not deb:
+    print("note: no sync = link section (built without Link)")
 
 # The journal after kill -9 under the unit: a valid MIDI file in the state
 # directory, the motif played before the kill in its player track.

@@ -57,6 +57,13 @@ waitfor() {  # FILE TEXT: wait up to 20 s for TEXT to appear in FILE
         sleep 0.1
     done
 }
+feeder_connected() {  # wait up to 10 s for the feeder client's port to be connected
+    i=0
+    until aconnect -l | grep -A3 "'feeder'" | grep -q "Connecting To"; do
+        i=$((i + 1)); [ $i -gt 100 ] && { echo "feeder never connected"; return 1; }
+        sleep 0.1
+    done
+}
 rc=0
 echo "== phase 1: aplaymidi -> Midi Through -> continuo -> midi_echo -> continuo -> arecordmidi"
 midi_echo -t 12 -n %(n_motif)d -s 60 alsa alsa > e1.out 2> e1.err &
@@ -84,11 +91,7 @@ for round in 1 2; do
     midi_echo -c feeder -n %(n_feed)d -s 30 fifo:/tmp/feed.fifo alsa > f.out 2> f.err &
     FEED=$!
     waitfor f.out ready || rc=1
-    i=0
-    until aconnect -l | grep -A3 "'feeder'" | grep -q "Connecting To"; do
-        i=$((i + 1)); [ $i -gt 100 ] && { echo "feeder never connected"; rc=1; break; }
-        sleep 0.1
-    done
+    feeder_connected || rc=1
     aconnect -l | grep -A3 "'feeder'"
     cat /feed.raw > feed.fifo
     wait $FEED || rc=1
@@ -137,11 +140,7 @@ REC=$!
 midi_echo -c feeder -n 3 -s 30 fifo:/tmp/feed.fifo alsa > f5.out 2> f5.err &
 FEED=$!
 waitfor f5.out ready || rc=1
-i=0
-until aconnect -l | grep -A3 "'feeder'" | grep -q "Connecting To"; do
-    i=$((i + 1)); [ $i -gt 100 ] && { echo "feeder never connected"; rc=1; break; }
-    sleep 0.1
-done
+feeder_connected || rc=1
 cat /tmp/chord.raw > feed.fifo
 wait $FEED || rc=1          # it sent the chord and left, holding it
 wait $ECHO || rc=1          # the chord and its three note-offs came through
