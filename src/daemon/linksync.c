@@ -81,8 +81,12 @@ void link_sync_leave(link_sync *s)
 void link_sync_set_start_stop(link_sync *s, int on)
 {
     s->start_stop = on;
-    if (s->l)
+    if (s->l) {
         link_start_stop_sync(s->l, on);
+        uint64_t one = 1;       /* the loop reads the state again at once */
+        ssize_t n = write(s->wake_fd, &one, sizeof one);
+        (void)n;
+    }
 }
 
 int link_sync_update(link_sync *s, int64_t now)

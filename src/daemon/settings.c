@@ -63,8 +63,8 @@ int apply_recording(struct service *sv, char *why, size_t len)
 }
 
 /* sync = link joins the Ableton Link session (its sockets and thread
- * exist only then); any other value leaves it.  The model stops: the
- * answer playing was timed on the other time line. */
+ * exist only then); any other value leaves it.  The answer playing goes
+ * on; the next one is timed on the new time line. */
 int apply_sync(struct service *sv, char *why, size_t len)
 {
     if (sv->cfg.sync != SYNC_LINK) {
@@ -73,16 +73,16 @@ int apply_sync(struct service *sv, char *why, size_t len)
     }
     if (link_sync_joined(&sv->link))
         return 0;
-    live_stop(sv, clock_now_ns());
     return link_sync_join(&sv->link, sv->cfg.tempo, sv->cfg.link_start_stop, why, len);
 }
 
+/* link_start_stop: the loop reads the session again at its next poll
+ * (link_sync wakes it), where a stopped session silences the model. */
 int apply_link(struct service *sv, char *why, size_t len)
 {
     (void)why;
     (void)len;
     link_sync_set_start_stop(&sv->link, sv->cfg.link_start_stop);
-    service_link_changed(sv, clock_now_ns());
     return 0;
 }
 

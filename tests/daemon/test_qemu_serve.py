@@ -60,8 +60,9 @@ done
 sleep 3
 continuo ctl status
 # A keyboard unplugged mid-chord: aplaymidi plays three note-ons and no
-# note-off, then leaves (its client exits) holding them.
-aplaymidi -p continuo:1 /chord.mid || rc=1
+# note-off, then leaves at once (-d 0: no wait after the file's end; its
+# client exits) holding them.
+aplaymidi -d 0 -p continuo:1 /chord.mid || rc=1
 i=0
 until continuo ctl status | grep -q 'state=listening.*responses=2'; do
     i=$((i + 1)); [ $i -gt 100 ] && break

@@ -268,7 +268,7 @@ if [ -x /guest/link_peer ]; then
     as_player systemctl --user start continuo || fail "systemctl --user start continuo (link)"
     wait_for 10 sh -c "runuser -u player -- env XDG_RUNTIME_DIR=/run/user/1000 $BIN ctl status | grep -q 'link_peers=1 link_tempo=133.000'" \
         || fail "continuo under the unit with the drop-in did not see the peer at 133 BPM"
-    echo "LINKSTATUS $(as_player $BIN ctl status 2>&1 | grep -o 'sync=[a-z]* tempo=[0-9.]*\|link=.*link_stops=[0-9]*')"
+    echo "LINKSTATUS $(as_player $BIN ctl status 2>&1 | grep -o 'sync=[a-z]* tempo=[0-9.]*\|link=.*link_stops=[0-9]*' | tr '\n' ' ')"
     as_player $BIN ctl tempo 97 | sed 's/^/LINKTEMPO /'
     wait $PEER
     grep "^ok peers" /tmp/peer.out | sed 's/^/LINKPEER /'
