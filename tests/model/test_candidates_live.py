@@ -17,7 +17,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
-from servetest import Service, check, done  # noqa: E402
+from servetest import Service, check, done, sanitized  # noqa: E402
 
 SRC = os.environ["CONTINUO_SRC"]
 MODEL = os.path.join(SRC, "models", "continuo-default.gguf")
@@ -62,8 +62,11 @@ def main() -> int:
         check("candidates: dropped" in log, "the player playing on drops the pause's candidates")
         check(field(st, "responses") == "2", f"the phrase is answered once, at its end ({field(st, 'responses')})")
         check(len(played_lines(log)) == 2, "that answer is the best of its candidates too")
+        # 100 ms in an optimized build; the sanitizers' build runs the same
+        # paths several times slower (what it checks there is memory)
+        bound = 1000 if sanitized() else 100
         p50 = float(field(st, "latency_ms_p50") or 1e9)
-        check(p50 < 100, f"the first note comes soon after the phrase end (p50 {p50} ms)")
+        check(p50 < bound, f"the first note comes soon after the phrase end (p50 {p50} ms, bound {bound})")
         # 3. candidates 1: no candidates
         check(sv.request("set candidates 1").startswith("ok"), "ctl set candidates 1")
         before = int(field(st, "candidates_prepared") or 0)
