@@ -544,12 +544,12 @@ static void unit_private_network(char *out, size_t len)
  * loopback here, and the user unit's network not private. */
 static void check_sync(doctor *d, const config *c)
 {
-    static const char *const names[] = { "free", "clock", "link" };
+    char name[16];
     const char *dropin = "install the drop-in: mkdir -p ~/.config/systemd/user/continuo.service.d && cp "
                          CONTINUO_DATADIR "/link.conf ~/.config/systemd/user/continuo.service.d/ && "
                          "systemctl --user daemon-reload && systemctl --user restart continuo";
     if (c->sync != SYNC_LINK) {
-        report(d, OK, "sync", NULL, "sync = %s%s", names[c->sync],
+        report(d, OK, "sync", NULL, "sync = %s%s", config_enum_name(config_find("sync"), c->sync, name, sizeof name),
                link_sync_built() ? " (this build can also sync = link)" : "");
         return;
     }

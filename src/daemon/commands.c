@@ -71,12 +71,11 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
              sv->sched.dropped_full + sv->sched.dropped_held,
              service_kept(sv, MIDI_PART_PLAYER), service_kept(sv, MIDI_PART_MODEL), lat, err);
     /* The clock: tempo (0: none heard yet), transport, where the song is;
-     * with sync = link the session's tempo and whether it plays. */
-    static const char *const sync_names[] = { "free", "clock", "link" };
+     * with sync = link the session's tempo and whether it plays (as the
+     * loop read them when Link's thread last woke it). */
+    char sync_name[16];
     int64_t now = clock_now_ns();
     int link = sv->cfg.sync == SYNC_LINK && link_sync_joined(&sv->link);
-    if (link)
-        service_link_changed(sv, now);
     size_t used = strlen(reply);
     int64_t pos = transport_position(&sv->transport);
     int64_t bar_len = (int64_t)TRANSPORT_PPQN * sv->cfg.beats_per_bar;
@@ -85,7 +84,7 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
                  " sync=%s tempo=%.2f clock=%s transport=%s bar=%" PRId64 " beat=%" PRId64 " mode=%s"
                  " on_tick=%" PRIu64 " off_tick=%" PRIu64 " duet_thinned=%" PRIu64 " late_starts=%" PRIu64
                  " candidates_prepared=%" PRIu64,
-                 sync_names[sv->cfg.sync], link ? sv->link.tempo : transport_bpm(&sv->transport),
+                 config_enum_name(config_find("sync"), sv->cfg.sync, sync_name, sizeof sync_name), link ? sv->link.tempo : transport_bpm(&sv->transport),
                  link ? "link" : transport_locked(&sv->transport, clock_now_ns()) ? "locked" : "none",
                  (link ? sv->link.playing : sv->transport.running) ? "playing" : "stopped", pos / bar_len + 1,
                  pos % bar_len / TRANSPORT_PPQN + 1, sv->cfg.mode == MODE_DUET ? "duet" : "call",

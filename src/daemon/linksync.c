@@ -98,8 +98,6 @@ int link_sync_update(link_sync *s, int64_t now)
         ;
     link_state st;
     link_read(s->l, 1.0, now, &st);
-    if (s->tempo > 0 && (st.tempo > s->tempo + 1e-6 || st.tempo < s->tempo - 1e-6))
-        s->tempo_changes++;
     s->tempo = st.tempo;
     s->peers = st.peers;
     if (st.peers == 0)

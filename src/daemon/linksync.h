@@ -25,7 +25,7 @@ typedef struct link_sync {
     int      playing;           /* as continuo counts it */
     double   tempo;             /* at the last update */
     unsigned peers;
-    uint64_t starts, stops, tempo_changes;  /* counters (only grow) */
+    uint64_t starts, stops;     /* counters (only grow) */
 } link_sync;
 
 void link_sync_init(link_sync *s);
