@@ -127,6 +127,13 @@ static int write_part(journal *j, int part, int64_t now, int force)
             journal_file_close(&j->file);
             return write_part(j, part, now, force);
         }
+        if (e == EINVAL) {          /* a track no retry can write: dropped, not held forever */
+            log_error("journal: %zu messages of the %s part dropped: they cannot be written (see above)",
+                      (size_t)p->n, part_names[part]);
+            atomic_fetch_add(&j->dropped, p->n);
+            p->n = 0;
+            return -1;
+        }
         j->retry_ns = now + JOURNAL_RETRY_NS;
         set_failing(j, e);
         return -1;
@@ -154,6 +161,8 @@ static void take(journal *j, const jmsg *m, int64_t now)
     smf_event e = { .time = m->time - j->file_t0, .status = m->status, .data1 = m->data1, .data2 = m->data2 };
     if (e.time < 0)
         e.time = 0;
+    if (p->n > 0 && e.time < p->ev[p->n - 1].time)
+        e.time = p->ev[p->n - 1].time;     /* a part's track is in time order (its sources' clocks may skew) */
     if (p->n == 0)
         p->first_ns = m->at_ns;
     p->last_ns = m->at_ns;
