@@ -1,11 +1,13 @@
-/* soak.c: drives the service pipeline (phrases, generator thread, engine, scheduler, journal) with phrases cut from real performances on a sped-up clock, and prints what it saw: notes, memory, descriptors, latency. */
+/* soak.c: drives the service pipeline (phrases, generator thread, engine, scheduler, journal) with phrases cut from real performances on a sped-up clock, and prints what it saw: notes, memory, descriptors, latency. In a run of 2,000 phrases or more the last thousand replay the first thousand, so the two latencies compare the same music. */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon/engine.h"
@@ -43,11 +45,28 @@ typedef struct soak_stats {
     double music_seconds;                  /* length of the continuations */
     long rss_start_kb, rss_mid_kb;
     long rss_first_kb, fds_first;          /* after the first WINDOW phrases (or 10 % of a short run) */
-    double *latency_ms;                    /* per answer: the ask to its first event, wall clock */
-    unsigned long n_latency;
+    double *latency_ms;                    /* per phrase: the ask to its answer's first event, wall clock (NAN: none) */
+    unsigned long replay_at;               /* at this phrase the files start again from the first */
+    int replay;                            /* set when it is reached: the last WINDOW phrases are the first's */
+    int child;                             /* the fresh process: no progress lines, always takes its turn back */
+    int turn_in, turn_out;                 /* lockstep with the other process: a byte each way per phrase (-1: none) */
 } soak_stats;
 
-static soak_stats st;
+static soak_stats st = { .turn_in = -1, .turn_out = -1 };
+
+/* Lockstep: this process's phrase is done; the other one plays its own
+ * (the same music) before this one goes on.  LAST: no turn is taken back. */
+static void take_turns(int last)
+{
+    char b = 1;
+    if (st.turn_out < 0)
+        return;
+    if (write(st.turn_out, &b, 1) != 1 || (!last && read(st.turn_in, &b, 1) != 1)) {
+        close(st.turn_out);             /* the other process is gone: go on alone */
+        st.turn_out = st.turn_in = -1;
+    }
+}
+
 static midi_port *journal;  /* the journal output, as the service has one */
 
 static long rss_kb(void)
@@ -119,7 +138,7 @@ static void respond(generator *g, scheduler *s, const config *cfg, uint32_t id, 
             }
             st.gen_events++;
             if (first && st.latency_ms) {
-                st.latency_ms[st.n_latency++] = (clock_now_seconds() - t0) * 1e3;
+                st.latency_ms[st.phrases - 1] = (clock_now_seconds() - t0) * 1e3;
                 first = 0;
             }
             midi_msg m = { (uint8_t)(o.ev.kind == CONT_NOTE_ON ? 0x90 : 0x80), o.ev.pitch,
@@ -228,14 +247,22 @@ static int soak_file(const char *path, generator *g, scheduler *s, config *cfg, 
             phrase_end(&ph);
             st.phrases++;
             respond(g, s, cfg, ++*id, dl);
+            take_turns(!st.child && st.phrases == max_phrases);
             if (st.phrases == max_phrases / 10)
                 st.rss_mid_kb = rss_kb();
             if (st.phrases == (max_phrases >= 2 * WINDOW ? WINDOW : max_phrases / 10)) {
                 st.rss_first_kb = rss_kb();
                 st.fds_first = open_fds();
             }
+            if (st.phrases == st.replay_at) {
+                /* The last WINDOW phrases replay the first WINDOW, so that
+                 * their latencies compare the same music. */
+                lift(g, &ph, cfg, held, &pedal, *clock);
+                st.replay = 1;
+                break;
+            }
             /* Progress: a line per tenth of the run, so a long soak shows it is alive. */
-            if (max_phrases >= 10 && st.phrases % (max_phrases / 10) == 0)
+            if (!st.child && max_phrases >= 10 && st.phrases % (max_phrases / 10) == 0)
                 fprintf(stderr, "soak: %lu/%lu phrases, %lu continuations, notes %lu on %lu off, "
                         "RSS %ld kB\n", st.phrases, max_phrases, st.responses, st.model_on,
                         st.model_off, rss_kb());
@@ -287,24 +314,66 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The median of N latencies from X (copied: X is kept). */
+/* The median of the N latencies from X that were measured (NAN: none). */
 static double median(const double *x, unsigned long n)
 {
-    if (n == 0)
-        return NAN;
-    double *c = malloc(n * sizeof *c);
+    double *c = malloc((n ? n : 1) * sizeof *c), m = NAN;
+    unsigned long k = 0;
     if (!c)
         return NAN;
-    memcpy(c, x, n * sizeof *c);
-    qsort(c, n, sizeof *c, cmp_double);
-    double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+    for (unsigned long i = 0; i < n; i++)
+        if (!isnan(x[i]))
+            c[k++] = x[i];
+    if (k > 0) {
+        qsort(c, k, sizeof *c, cmp_double);
+        m = k % 2 ? c[k / 2] : (c[k / 2 - 1] + c[k / 2]) / 2;
+    }
     free(c);
     return m;
 }
 
+/* The fresh process: loads the model as the soak did at its start, waits
+ * for its turn, then plays the first WINDOW phrases in lockstep with the
+ * soak's last WINDOW (the same music, on the machine as it is then) and
+ * writes their latencies to RESULT_FD, one double per phrase. */
+static int fresh_run(char **paths, size_t n, const config *cfg0, double cut, int result_fd)
+{
+    char dir[] = "/tmp/continuo-soak-fresh-XXXXXX", spec[64];
+    config cfg = *cfg0;
+    generator g;
+    scheduler s;
+    char b;
+    journal = NULL;
+    if (mkdtemp(dir)) {                 /* a journal of its own, as a fresh service writes */
+        snprintf(spec, sizeof spec, "journal:%s", dir);
+        journal = midi_port_open(spec, MIDI_OUT);
+    }
+    const engine_ops *eng = engine_for(&cfg);
+    if (!eng || generator_start(&g, eng, &cfg) < 0 ||
+        scheduler_init(&s, 16384, (int64_t)cfg.play.max_note_ms * 1000000, cfg.play.max_held) < 0)
+        return 1;
+    if (read(st.turn_in, &b, 1) != 1)   /* the soak's last thousand begin */
+        return 1;
+    int64_t clock = NS;
+    uint32_t id = 0;
+    for (size_t i = 0; st.phrases < WINDOW; i = (i + 1) % n)
+        soak_file(paths[i], &g, &s, &cfg, &clock, &id, WINDOW, cut);
+    generator_stop(&g);
+    int sounding = s.notes.count;
+    scheduler_free(&s);
+    if (journal) {
+        midi_port_close(journal);
+        journal_prune(dir, NULL, 0, 1);
+    }
+    rmdir(dir);
+    size_t want = WINDOW * sizeof *st.latency_ms;
+    int ok = write(result_fd, st.latency_ms, want) == (ssize_t)want;
+    return ok && st.model_on == st.model_off && sounding == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
-    const char *dir = getenv("ASAP_DIR"), *model = "echo", *journal_dir = NULL;
+    const char *dir = getenv("ASAP_DIR"), *model = "echo", *journal_dir = NULL, *latencies = NULL;
     unsigned long max_phrases = 1000;
     double cut = 3;
     char tmp_journal[] = "/tmp/continuo-soak-XXXXXX";
@@ -325,9 +394,11 @@ int main(int argc, char **argv)
             cut = atof(argv[++i]);
         else if (strcmp(argv[i], "--journal") == 0 && i + 1 < argc)
             journal_dir = argv[++i];
+        else if (strcmp(argv[i], "--latencies") == 0 && i + 1 < argc)
+            latencies = argv[++i];
         else {
             fprintf(stderr, "usage: %s [--model FILE|echo] [--phrases N] [--dir MIDI_DIR] [--cut S] "
-                    "[--journal DIR|off]\n", argv[0]);
+                    "[--journal DIR|off] [--latencies FILE]\n", argv[0]);
             return 2;
         }
     }
@@ -343,7 +414,34 @@ int main(int argc, char **argv)
     snprintf(cfg.model, sizeof cfg.model, "%s", model);
     cfg.response_seconds = 2;
     cfg.phrase_silence_ms = 400;
-    st.latency_ms = calloc(max_phrases + 1, sizeof *st.latency_ms);
+    st.latency_ms = malloc((max_phrases + 1) * sizeof *st.latency_ms);
+    for (unsigned long i = 0; i <= max_phrases; i++)
+        st.latency_ms[i] = NAN;
+    /* A run long enough to compare its ends has a fresh process beside it,
+     * forked before anything is loaded: the soak's last thousand phrases
+     * and its first thousand are played in turns, one phrase each, so that
+     * the aged and the fresh service meet the same music on the same
+     * machine at the same moment (these machines' speed drifts by a fifth
+     * over minutes, far more than the 1 ms asked). */
+    pid_t fresh = -1;
+    int to_fresh[2] = { -1, -1 }, from_fresh[2] = { -1, -1 }, results[2] = { -1, -1 };
+    double *fresh_ms = NULL;
+    if (max_phrases >= 2 * WINDOW && pipe(to_fresh) == 0 && pipe(from_fresh) == 0 && pipe(results) == 0) {
+        fflush(NULL);
+        fresh = fork();
+        if (fresh == 0) {
+            close(to_fresh[1]);
+            close(from_fresh[0]);
+            close(results[0]);
+            st.child = 1;
+            st.turn_in = to_fresh[0];
+            st.turn_out = from_fresh[1];
+            _exit(fresh_run(paths, n, &cfg, cut, results[1]));
+        }
+        close(to_fresh[0]);
+        close(from_fresh[1]);
+        close(results[1]);
+    }
     if (journal_dir && strcmp(journal_dir, "off") != 0) {
         char spec[4200];
         snprintf(spec, sizeof spec, "journal:%s", journal_dir);
@@ -357,13 +455,58 @@ int main(int argc, char **argv)
     int64_t clock = NS;
     uint32_t id = 0;
     double t0 = clock_now_seconds();
-    for (size_t i = 0; st.phrases < max_phrases; i = (i + 1) % n)
+    st.replay_at = max_phrases >= 2 * WINDOW ? max_phrases - WINDOW : 0;
+    for (size_t i = 0; st.phrases < max_phrases; ) {
         soak_file(paths[i], &g, &s, &cfg, &clock, &id, max_phrases, cut);
+        i = (i + 1) % n;
+        if (st.replay) {
+            i = 0;
+            id = 0;                     /* the same seeds as the first thousand's (a seed per answer id) */
+            st.replay = 0;
+            if (fresh > 0) {            /* the fresh process plays first, then we take turns */
+                st.turn_out = to_fresh[1];
+                st.turn_in = from_fresh[0];
+                take_turns(0);
+            }
+        }
+    }
     double elapsed = clock_now_seconds() - t0;
-    long rss_end = rss_kb(), fds_end = open_fds();
-    unsigned long w = st.n_latency >= 2 * WINDOW ? WINDOW : st.n_latency / 10 ? st.n_latency / 10 : 1;
-    double p50_first = median(st.latency_ms, w < st.n_latency ? w : st.n_latency);
-    double p50_last = median(st.latency_ms + (st.n_latency > w ? st.n_latency - w : 0), w < st.n_latency ? w : st.n_latency);
+    long rss_end = rss_kb(), fds_end = open_fds();      /* the fresh process's pipes open, as at phrase 1000 */
+    if (fresh > 0) {
+        size_t want = WINDOW * sizeof *fresh_ms, got = 0;
+        fresh_ms = malloc(want);
+        close(to_fresh[1]);
+        close(from_fresh[0]);
+        while (fresh_ms && got < want) {
+            ssize_t r = read(results[0], (char *)fresh_ms + got, want - got);
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        close(results[0]);
+        int status = 0;
+        waitpid(fresh, &status, 0);
+        if (got < want || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            printf("FAIL: the fresh process beside the soak did not finish (status %d)\n", status);
+            free(fresh_ms);
+            fresh_ms = NULL;
+            fresh = 0;
+        }
+    }
+    unsigned long w = max_phrases >= 2 * WINDOW ? WINDOW : max_phrases / 10 ? max_phrases / 10 : 1;
+    double p50_first = median(st.latency_ms, w);
+    double p50_last = median(st.latency_ms + (max_phrases - w), w);
+    double p50_fresh = fresh_ms ? median(fresh_ms, WINDOW) : NAN;
+    if (latencies) {             /* a line per phrase: its answer's first-event latency in ms, the fresh process's beside the last thousand */
+        FILE *f = fopen(latencies, "w");
+        for (unsigned long i = 0; f && i < max_phrases; i++)
+            if (fresh_ms && i >= max_phrases - WINDOW)
+                fprintf(f, "%.3f %.3f\n", st.latency_ms[i], fresh_ms[i - (max_phrases - WINDOW)]);
+            else
+                fprintf(f, "%.3f\n", st.latency_ms[i]);
+        if (!f || fclose(f) != 0)
+            fprintf(stderr, "soak: cannot write %s: %s\n", latencies, strerror(errno));
+    }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     generator_stop(&g);
@@ -381,9 +524,18 @@ int main(int argc, char **argv)
     printf("  model notes started %lu, ended %lu, still sounding %d\n", st.model_on, st.model_off, sounding);
     printf("  memory RSS: start %ld kB, after 10%% of phrases %ld kB, end %ld kB, peak %ld kB\n",
            st.rss_start_kb, st.rss_mid_kb, rss_end, ru.ru_maxrss);
-    printf("  first %lu phrases against the last %lu: RSS %ld / %ld kB, open descriptors %ld / %ld, "
-           "first-event latency p50 %.3f / %.3f ms\n", w, w, st.rss_first_kb, rss_end, st.fds_first, fds_end,
+    printf("  first %lu phrases against the last %lu%s: RSS %ld / %ld kB, open descriptors %ld / %ld, "
+           "first-event latency p50 %.3f / %.3f ms\n", w, w, st.replay_at ? " (the same music)" : "", st.rss_first_kb, rss_end, st.fds_first, fds_end,
            p50_first, p50_last);
+    if (fresh_ms) {
+        double *d = malloc(WINDOW * sizeof *d);
+        for (unsigned long i = 0; d && i < WINDOW; i++)
+            d[i] = st.latency_ms[max_phrases - WINDOW + i] - fresh_ms[i];
+        printf("  beside it, a fresh process on the same %d phrases in turns: first-event latency p50 %.3f ms "
+               "(this run's last %d: %.3f ms; paired difference p50 %+.3f ms)\n", WINDOW, p50_fresh, WINDOW,
+               p50_last, d ? median(d, WINDOW) : NAN);
+        free(d);
+    }
     if (journal) {
         char state[256] = "";
         midi_port_describe(journal, state, sizeof state);
@@ -412,10 +564,17 @@ int main(int argc, char **argv)
                WINDOW);
         ok = 0;
     }
-    if (max_phrases >= 2 * WINDOW && fabs(p50_last - p50_first) > 1.0) {
-        printf("FAIL: the latency's median moved by %.3f ms\n", p50_last - p50_first);
+    /* Latency: the aged service against a fresh one, side by side (the
+     * first thousand ran minutes ago, on a machine as fast as it was then). */
+    if (fresh_ms && fabs(p50_last - p50_fresh) > 1.0) {
+        printf("FAIL: the last %d phrases' latency median is %.3f ms from a fresh process's on the same music\n",
+               WINDOW, p50_last - p50_fresh);
+        ok = 0;
+    } else if (max_phrases >= 2 * WINDOW && !fresh_ms) {
+        printf("FAIL: no fresh process to compare the latency with\n");
         ok = 0;
     }
+    free(fresh_ms);
     free(st.latency_ms);
     return ok ? 0 : 1;
 }
