@@ -254,6 +254,11 @@ static int soak_file(const char *path, generator *g, scheduler *s, config *cfg, 
                 st.rss_first_kb = rss_kb();
                 st.fds_first = open_fds();
             }
+            /* Progress: a line per tenth of the run, so a long soak shows it is alive. */
+            if (!st.child && max_phrases >= 10 && st.phrases % (max_phrases / 10) == 0)
+                fprintf(stderr, "soak: %lu/%lu phrases, %lu continuations, notes %lu on %lu off, "
+                        "RSS %ld kB\n", st.phrases, max_phrases, st.responses, st.model_on,
+                        st.model_off, rss_kb());
             if (st.phrases == st.replay_at) {
                 /* The last WINDOW phrases replay the first WINDOW, so that
                  * their latencies compare the same music. */
@@ -261,11 +266,6 @@ static int soak_file(const char *path, generator *g, scheduler *s, config *cfg, 
                 st.replay = 1;
                 break;
             }
-            /* Progress: a line per tenth of the run, so a long soak shows it is alive. */
-            if (!st.child && max_phrases >= 10 && st.phrases % (max_phrases / 10) == 0)
-                fprintf(stderr, "soak: %lu/%lu phrases, %lu continuations, notes %lu on %lu off, "
-                        "RSS %ld kB\n", st.phrases, max_phrases, st.responses, st.model_on,
-                        st.model_off, rss_kb());
         }
         midi_msg m = { e->status, e->data1, e->data2, 3 };
         track_held(&m, held, &pedal);
