@@ -549,7 +549,7 @@ static void check_sync(doctor *d, const config *c)
                          CONTINUO_DATADIR "/link.conf ~/.config/systemd/user/continuo.service.d/ && "
                          "systemctl --user daemon-reload && systemctl --user restart continuo";
     if (c->sync != SYNC_LINK) {
-        report(d, OK, "sync", NULL, "sync = %s%s", config_enum_name(config_find("sync"), c->sync, name, sizeof name),
+        report(d, OK, "sync", NULL, "sync = %s%s", config_format(c, config_find("sync"), name, sizeof name),
                link_sync_built() ? " (this build can also sync = link)" : "");
         return;
     }

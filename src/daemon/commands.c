@@ -84,7 +84,7 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
                  " sync=%s tempo=%.2f clock=%s transport=%s bar=%" PRId64 " beat=%" PRId64 " mode=%s"
                  " on_tick=%" PRIu64 " off_tick=%" PRIu64 " duet_thinned=%" PRIu64 " late_starts=%" PRIu64
                  " candidates_prepared=%" PRIu64,
-                 config_enum_name(config_find("sync"), sv->cfg.sync, sync_name, sizeof sync_name), link ? sv->link.tempo : transport_bpm(&sv->transport),
+                 config_format(&sv->cfg, config_find("sync"), sync_name, sizeof sync_name), link ? sv->link.tempo : transport_bpm(&sv->transport),
                  link ? "link" : transport_locked(&sv->transport, clock_now_ns()) ? "locked" : "none",
                  (link ? sv->link.playing : sv->transport.running) ? "playing" : "stopped", pos / bar_len + 1,
                  pos % bar_len / TRANSPORT_PPQN + 1, sv->cfg.mode == MODE_DUET ? "duet" : "call",

@@ -127,7 +127,7 @@ static int write_part(journal *j, int part, int64_t now, int force)
             journal_file_close(&j->file);
             return write_part(j, part, now, force);
         }
-        if (e == EINVAL) {          /* a track no retry can write: dropped, not held forever */
+        if (e == EINVAL) {          /* a track no retry can write (not a full disk or memory): dropped, not held forever */
             log_error("journal: %zu messages of the %s part dropped: they cannot be written (see above)",
                       (size_t)p->n, part_names[part]);
             atomic_fetch_add(&j->dropped, p->n);

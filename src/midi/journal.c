@@ -89,10 +89,8 @@ int journal_file_append(journal_file *j, const smf_track_out *t)
         errno = j->fd < 0 ? EBADF : EFBIG;
         return -1;
     }
-    if (smf_track_chunk(t, 0, &chunk, &n) != 0) {
-        errno = EINVAL;
-        return -1;
-    }
+    if (smf_track_chunk(t, 0, &chunk, &n) != 0)
+        return -1;      /* errno: EINVAL (a track no file can hold) or ENOMEM */
     /* the chunk past the counted end, on the disk before the count says so */
     int rc = write_all_at(j->fd, chunk, n, j->end);
     free(chunk);

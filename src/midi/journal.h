@@ -35,8 +35,9 @@ typedef struct journal_file {
  * the caller says it once). */
 int  journal_file_create(journal_file *j, const char *dir, time_t start);
 /* Appends track T (times in seconds of the file's time line, >= 0), as
- * above.  0, or -1 with errno set (ENOSPC, EROFS, EIO...): the file is
- * still as it was, and the same append may be tried again. */
+ * above.  0, or -1 with errno set (ENOSPC, EROFS, EIO, ENOMEM...): the
+ * file is still as it was, and the same append may be tried again; EINVAL:
+ * T itself cannot be written (smf_track_chunk says why). */
 int  journal_file_append(journal_file *j, const smf_track_out *t);
 void journal_file_close(journal_file *j);
 

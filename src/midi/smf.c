@@ -860,6 +860,7 @@ int smf_track_chunk(const smf_track_out *t, double t0, uint8_t **out, size_t *n)
     byte_buf b = { NULL, 0, 0 };
     if (t->n_events && !shifted) {
         log_error("cannot write a track: out of memory");
+        errno = ENOMEM;
         return -1;
     }
     for (size_t i = 0; i < t->n_events; i++) {
@@ -867,15 +868,17 @@ int smf_track_chunk(const smf_track_out *t, double t0, uint8_t **out, size_t *n)
         shifted[i].time -= t0;
     }
     smf_track_out s = { t->name, shifted, t->n_events };
-    int rc = check_tracks("a track", &s, 1);
+    int rc = check_tracks("a track", &s, 1), e = EINVAL;
     uint8_t head[8] = { 'M', 'T', 'r', 'k', 0, 0, 0, 0 };
     if (rc == 0 && (buf_put(&b, head, 8) != 0 || build_track_at(&b, &s) != 0)) {
         log_error("cannot write a track: out of memory");
         rc = -1;
+        e = ENOMEM;
     }
     free(shifted);
     if (rc != 0) {
         free(b.p);
+        errno = e;
         return -1;
     }
     size_t body = b.n - 8;

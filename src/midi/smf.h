@@ -88,7 +88,9 @@ int smf_write_file(const char *path, const smf_track_out *tracks, int n_tracks);
 /* The MTrk chunk (its 8-byte header included) that smf_write_file writes
  * for T, with its times less T0 seconds (events before T0 are an error),
  * into *OUT (malloc'd; the caller frees it) of *N bytes: for files written
- * a chunk at a time (midi/journal.h).  0, or -1 (logged). */
+ * a chunk at a time (midi/journal.h).  0, or -1 (logged) with errno EINVAL
+ * (events no file can hold: out of time order, not channel messages) or
+ * ENOMEM. */
 int smf_track_chunk(const smf_track_out *t, double t0, uint8_t **out, size_t *n);
 /* The header and tempo track smf_write_file starts with, declaring
  * N_TRACKS tracks after the tempo track, into BUF (SMF_HEAD_BYTES). */

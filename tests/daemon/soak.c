@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,25 +333,41 @@ static double median(const double *x, unsigned long n)
     return m;
 }
 
+/* The journal output into DIR, as the service opens it (NULL: none). */
+static midi_port *open_journal(const char *dir)
+{
+    char spec[4200];
+    snprintf(spec, sizeof spec, "journal:%s", dir);
+    return midi_port_open(spec, MIDI_OUT);
+}
+
+/* The engine, the generator thread and the scheduler, as the service
+ * starts them.  The engine, or NULL. */
+static const engine_ops *start_pipeline(config *cfg, generator *g, scheduler *s)
+{
+    const engine_ops *eng = engine_for(cfg);
+    if (!eng || generator_start(g, eng, cfg) < 0)
+        return NULL;
+    if (scheduler_init(s, 16384, (int64_t)cfg->play.max_note_ms * 1000000, cfg->play.max_held) < 0) {
+        generator_stop(g);
+        return NULL;
+    }
+    return eng;
+}
+
 /* The fresh process: loads the model as the soak did at its start, waits
  * for its turn, then plays the first WINDOW phrases in lockstep with the
  * soak's last WINDOW (the same music, on the machine as it is then) and
  * writes their latencies to RESULT_FD, one double per phrase. */
 static int fresh_run(char **paths, size_t n, const config *cfg0, double cut, int result_fd)
 {
-    char dir[] = "/tmp/continuo-soak-fresh-XXXXXX", spec[64];
+    char dir[] = "/tmp/continuo-soak-fresh-XXXXXX";
     config cfg = *cfg0;
     generator g;
     scheduler s;
     char b;
-    journal = NULL;
-    if (mkdtemp(dir)) {                 /* a journal of its own, as a fresh service writes */
-        snprintf(spec, sizeof spec, "journal:%s", dir);
-        journal = midi_port_open(spec, MIDI_OUT);
-    }
-    const engine_ops *eng = engine_for(&cfg);
-    if (!eng || generator_start(&g, eng, &cfg) < 0 ||
-        scheduler_init(&s, 16384, (int64_t)cfg.play.max_note_ms * 1000000, cfg.play.max_held) < 0)
+    journal = mkdtemp(dir) ? open_journal(dir) : NULL;     /* its own, as a fresh service writes */
+    if (!start_pipeline(&cfg, &g, &s))
         return 1;
     if (read(st.turn_in, &b, 1) != 1)   /* the soak's last thousand begin */
         return 1;
@@ -427,6 +444,7 @@ int main(int argc, char **argv)
     int to_fresh[2] = { -1, -1 }, from_fresh[2] = { -1, -1 }, results[2] = { -1, -1 };
     double *fresh_ms = NULL;
     if (max_phrases >= 2 * WINDOW && pipe(to_fresh) == 0 && pipe(from_fresh) == 0 && pipe(results) == 0) {
+        signal(SIGPIPE, SIG_IGN);       /* a fresh process that died: EPIPE, and the soak goes on alone */
         fflush(NULL);
         fresh = fork();
         if (fresh == 0) {
@@ -442,15 +460,11 @@ int main(int argc, char **argv)
         close(from_fresh[1]);
         close(results[1]);
     }
-    if (journal_dir && strcmp(journal_dir, "off") != 0) {
-        char spec[4200];
-        snprintf(spec, sizeof spec, "journal:%s", journal_dir);
-        journal = midi_port_open(spec, MIDI_OUT);
-    }
+    if (journal_dir && strcmp(journal_dir, "off") != 0)
+        journal = open_journal(journal_dir);
     st.rss_start_kb = rss_kb();
-    const engine_ops *eng = engine_for(&cfg);
-    if (!eng || generator_start(&g, eng, &cfg) < 0 ||
-        scheduler_init(&s, 16384, (int64_t)cfg.play.max_note_ms * 1000000, cfg.play.max_held) < 0)
+    const engine_ops *eng = start_pipeline(&cfg, &g, &s);
+    if (!eng)
         return 1;
     int64_t clock = NS;
     uint32_t id = 0;
@@ -490,7 +504,6 @@ int main(int argc, char **argv)
             printf("FAIL: the fresh process beside the soak did not finish (status %d)\n", status);
             free(fresh_ms);
             fresh_ms = NULL;
-            fresh = 0;
         }
     }
     unsigned long w = max_phrases >= 2 * WINDOW ? WINDOW : max_phrases / 10 ? max_phrases / 10 : 1;
