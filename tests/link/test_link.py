@@ -129,6 +129,11 @@ def wait_for(what, cond, timeout):
     return None
 
 
+def ms_between(a_us, b_us):
+    """Milliseconds from A_US to B_US, or None when either is unknown."""
+    return None if a_us is None or b_us is None else round((b_us - a_us) / 1000, 3)
+
+
 def udp_sockets(pid):
     from test_no_listener import inet_inodes, socket_inodes
     inet = inet_inodes()
@@ -239,18 +244,15 @@ def main():
             offs = [m for m in after if m[3] & 0xF0 == 0x80 or (m[3] & 0xF0 == 0x90 and m[5] == 0)]
             heard_us = peer.heard_after("stop", stop_us)
             last_off_us = max(m[0] for m in offs) if offs else None
-            print("stop %d: heard %s ms after it; %d note-offs, the last %s ms after it (%s ms after it was heard); "
-                  "%d note-ons in the %.1f s after it"
-                  % (k + 1, None if heard_us is None else "%.3f" % ((heard_us - stop_us) / 1000), len(offs),
-                     None if last_off_us is None else "%.3f" % ((last_off_us - stop_us) / 1000),
-                     None if None in (last_off_us, heard_us) else "%.3f" % ((last_off_us - heard_us) / 1000),
-                     len(ons), (end_us - stop_us) / 1e6))
+            took, off_ms = ms_between(stop_us, heard_us), ms_between(heard_us, last_off_us)
+            print("stop %d: heard %s ms after it; %d note-offs, the last %s ms after it was heard; "
+                  "%d note-ons in the %.1f s after it" % (k + 1, took, len(offs), off_ms, len(ons),
+                                                           (end_us - stop_us) / 1e6))
             check(heard_us is not None, "stop %d: the peer's ear heard it" % (k + 1))
             check(offs, "stop %d: the model's notes were ended" % (k + 1))
             check(not ons, "stop %d: no note-on while the session is stopped: %r" % (k + 1, ons[:4]))
-            ok = None not in (last_off_us, heard_us)
-            stops.append((last_off_us - heard_us) / 1000 if ok else 1e9)
-            sent.append((heard_us - stop_us) / 1000 if heard_us is not None else 1e9)
+            stops.append(1e9 if off_ms is None else off_ms)
+            sent.append(1e9 if took is None else took)
         med = sorted(stops)[1]
         check(med <= STOP_MS, "the model's last note-off within %d ms of the stop reaching this machine "
               "(median of 3: %.3f ms; %s)" % (STOP_MS, med, ["%.3f" % x for x in stops]))
