@@ -1,4 +1,4 @@
-/* soak.c: drives the service pipeline (phrases, generator thread, engine, scheduler, journal) with phrases cut from real performances on a sped-up clock, and prints what it saw: notes, memory, descriptors, latency. In a run of 2,000 phrases or more the last thousand replay the first thousand, so the two latencies compare the same music. */
+/* soak.c: drives the service pipeline (phrases, generator thread, engine, scheduler, journal) with phrases cut from real performances on a sped-up clock, and prints what it saw: notes, memory, descriptors, latency. In a run of 2,000 phrases or more the last thousand replay the first thousand, with a fresh process playing them beside it in turns, so the latencies compare the same music on the machine as it is then. */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -51,14 +51,15 @@ typedef struct soak_stats {
     unsigned long replay_at;               /* at this phrase the files start again from the first */
     int replay;                            /* set when it is reached: the last WINDOW phrases are the first's */
     int child;                             /* the fresh process: no progress lines, always takes its turn back */
-    int turn_in, turn_out;                 /* lockstep with the other process: a byte each way per phrase (-1: none) */
+    int turn_in, turn_out;                 /* lockstep with the other process: a byte each way per turn (-1: none) */
+    unsigned long turn_base;               /* phrases played before the compared thousand began */
 } soak_stats;
 
 static soak_stats st = { .turn_in = -1, .turn_out = -1 };
 
-/* Lockstep: this process's phrase is done; the other one plays its own
- * (the same music) before this one goes on.  LAST: no turn is taken back. */
-static void take_turns(int last)
+/* Lockstep: this process's turn is over; the other one plays before this
+ * one goes on.  LAST: no turn is taken back. */
+static void pass_turn(int last)
 {
     char b = 1;
     if (st.turn_out < 0)
@@ -67,6 +68,18 @@ static void take_turns(int last)
         close(st.turn_out);             /* the other process is gone: go on alone */
         st.turn_out = st.turn_in = -1;
     }
+}
+
+/* After each phrase of the compared thousand: the fresh process hands over
+ * after its odd phrases, the soak after its even ones, so that each plays
+ * two in a row (F1 | A1 A2 | F2 F3 | A3 A4 ...): each goes first on every
+ * other phrase, and neither is always the one that meets the caches as
+ * the other left them. */
+static void take_turns(int last)
+{
+    unsigned long k = st.phrases - st.turn_base;
+    if (st.turn_out >= 0 && (k & 1) == (unsigned long)st.child)
+        pass_turn(last);
 }
 
 static midi_port *journal;  /* the journal output, as the service has one */
@@ -113,6 +126,20 @@ static void send_cmd(generator *g, const gen_cmd *c)
         usleep(100);
 }
 
+/* Until the generator has taken every command sent and waits for the next.
+ * The soak sends a phrase's seconds of playing at once; a player's reach
+ * it as they are played, each heard (a decode step, a window slide now and
+ * then) long before the phrase's end, so the latency clock starts when the
+ * phrase is heard, as the service's does at the phrase end.  (Race-free:
+ * the thread marks itself busy before it pops, idle after the last pop.) */
+static void wait_heard(generator *g)
+{
+    while (atomic_load_explicit(&g->cmds.tail, memory_order_acquire) !=
+               atomic_load_explicit(&g->cmds.head, memory_order_relaxed) ||
+           atomic_load(&g->progress_ns) != 0)
+        usleep(200);
+}
+
 /* Asks for a continuation at virtual time NOW and collects all of it. */
 static void respond(generator *g, scheduler *s, const config *cfg, uint32_t id, int64_t now)
 {
@@ -123,6 +150,7 @@ static void respond(generator *g, scheduler *s, const config *cfg, uint32_t id, 
     c.id = id;
     c.at = (double)now / NS;
     config_spec(cfg, id, &c.spec);
+    wait_heard(g);
     double t0 = clock_now_seconds(), last = 0;
     int first = 1;
     send_cmd(g, &c);
@@ -383,9 +411,12 @@ static const engine_ops *start_pipeline(config *cfg, generator *g, scheduler *s)
 }
 
 /* The fresh process: loads the model as the soak did at its start, waits
- * for its turn, then plays the first WINDOW phrases in lockstep with the
- * soak's last WINDOW (the same music, on the machine as it is then) and
- * writes their latencies to RESULT_FD, one double per phrase. */
+ * for its turn, plays WARM_UP phrases of other music unmeasured (so that
+ * its context is as full as the aged service's: a decode step costs more
+ * in a full context), then the first WINDOW phrases in lockstep with the
+ * soak's last WINDOW (the same music and seeds, on the machine as it is
+ * then) and writes their latencies to RESULT_FD, one double per phrase. */
+#define WARM_UP 20
 static int fresh_run(char **paths, size_t n, const config *cfg0, double cut, int result_fd)
 {
     char dir[] = "/tmp/continuo-soak-fresh-XXXXXX";
@@ -400,6 +431,19 @@ static int fresh_run(char **paths, size_t n, const config *cfg0, double cut, int
         return 1;
     int64_t clock = NS;
     uint32_t id = 0;
+    double *measured = st.latency_ms;
+    int turn_out = st.turn_out;
+    st.latency_ms = NULL;               /* the warm-up: not measured, no turns, then the hands lift */
+    st.turn_out = -1;
+    st.replay_at = WARM_UP;
+    for (size_t i = n / 2; !st.replay; i = (i + 1) % n)
+        soak_file(paths[i], &g, &s, &cfg, &clock, &id, WARM_UP, cut);
+    st.latency_ms = measured;
+    st.turn_out = turn_out;
+    st.replay_at = 0;
+    st.replay = 0;
+    st.phrases = 0;
+    id = 0;                             /* the seeds of the soak's first thousand */
     for (size_t i = 0; st.phrases < WINDOW; i = (i + 1) % n)
         soak_file(paths[i], &g, &s, &cfg, &clock, &id, WINDOW, cut);
     generator_stop(&g);
@@ -463,7 +507,7 @@ int main(int argc, char **argv)
         st.latency_ms[i] = NAN;
     /* A run long enough to compare its ends has a fresh process beside it,
      * forked before anything is loaded: the soak's last thousand phrases
-     * and its first thousand are played in turns, one phrase each, so that
+     * and its first thousand are played in turns (take_turns), so that
      * the aged and the fresh service meet the same music on the same
      * machine at the same moment (these machines' speed drifts by a fifth
      * over minutes, far more than the 1 ms asked). */
@@ -507,7 +551,8 @@ int main(int argc, char **argv)
             if (fresh > 0) {            /* the fresh process plays first, then we take turns */
                 st.turn_out = to_fresh[1];
                 st.turn_in = from_fresh[0];
-                take_turns(0);
+                st.turn_base = st.phrases;
+                pass_turn(0);
             }
         }
     }
@@ -569,11 +614,8 @@ int main(int argc, char **argv)
            p50_first, p50_last);
     /* The latency figure: phrase by phrase, the aged service's first event
      * less the fresh one's on the same phrase a moment apart, at the
-     * median.  Pairing takes out what each phrase itself asks (the
-     * latencies spread over tens of ms from phrase to phrase, and the two
-     * processes' agree closely, r ~ 0.9), so this figure is about three
-     * times tighter than the difference of the two medians, printed
-     * beside it. */
+     * median, with its standard error.  The difference of the two medians
+     * is printed beside it. */
     double paired = NAN, paired_se = NAN;
     if (fresh_ms) {
         double *d = malloc(WINDOW * sizeof *d);
