@@ -148,6 +148,7 @@ CONTINUE_OPTIONS = {
     "max_held": ("--max-held", int, f"its default: {CONTINUE_MAX_HELD}"),
     "pace": ("--pace", float, f"its default: {PLAY['pace']:g}; 0: off"),
     "key_pull": ("--key-pull", float, f"its default: {PLAY['key_pull']:g}; 0: off"),
+    "release": ("--release", float, f"0..4; its default: {PLAY['release']:g}; 0: off"),
     "density": ("--density", float, "notes per second times X, 0.25..4; its default: 1"),
     "register": ("--register", int, "shift in semitones, -24..24; its default: 0"),
     "pitch_low": ("--pitch-low", int, "lowest MIDI pitch; its default: 0"),
@@ -157,10 +158,11 @@ CONTINUE_OPTIONS = {
     "key_lock": ("--key-lock", None, "a flag; in --sweep: key_lock=no,yes"),
     "rhythm_temperature": ("--rhythm-temperature", float, "its default: 1"),
     "pitch_temperature": ("--pitch-temperature", float, "its default: 1"),
-    "motif": ("--motif", float, "0..1; its default: 0"),
-    "candidates": ("--candidates", int, "continuations side by side, the best played, 1..8; its default: 1"),
+    "motif": ("--motif", float, f"0..1; its default: {PLAY['motif']:g}; 0: off"),
+    "candidates": ("--candidates", int,
+                   f"continuations side by side, the best played, 1..8; its default: {PLAY['candidates']:g}"),
     "candidate_score": ("--candidate-score", score_value,
-                        "likelihood, nudged, motif, pace or mix; its default: likelihood"),
+                        "likelihood, nudged, motif, pace or mix; its default: mix"),
 }
 
 

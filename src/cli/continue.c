@@ -112,11 +112,6 @@ static int parse_args(int argc, char **argv, continue_opts *o)
         fprintf(stderr, "continuo continue: --plot-attention draws SVG: give a file name ending in .svg\n");
         return 2;
     }
-    if (o->attention_path && o->play.candidates > 1) {
-        fprintf(stderr, "continuo continue: --plot-attention draws one continuation as it is sampled: "
-                        "use it with --candidates 1 (and the seed the candidates run printed)\n");
-        return 2;
-    }
     if (o->seed == SEED_FROM_CLOCK)
         o->seed = (uint64_t)time(NULL);
     if (o->verbose)
@@ -195,7 +190,7 @@ static int hear_primer(continue_run *r, const continue_opts *o)
                           !o->step) != 0)
         return -1;
     r->have_cont = 1;
-    r->cont.want_attention = o->attention_path != NULL;
+    r->cont.want_attention = o->attention_path != NULL && o->play.candidates <= 1;
     r->cont.ctx.pos.dec.max_note_s = o->play.max_note_ms / 1000.0;
     double end = 0;
     for (size_t i = 0; i < f->n_events; i++) {
@@ -229,8 +224,8 @@ static int end_note(continue_run *r, const double *on, const uint8_t *vel, int p
     return note_list_append(&r->cont_notes, &n);
 }
 
-/* --candidates B: B continuations sampled side by side (seeds seed ..
- * seed + B - 1, one batched decode for all), each measured (logged), the
+/* --candidates B: B continuations sampled side by side (seeds
+ * candidates_seed(seed, 0 .. B - 1), one batched decode for all), each measured (logged), the
  * best by --candidate-score played: the continuation goes on as that one. */
 static int pick_candidate(continue_run *r, const play_settings *p)
 {
@@ -251,8 +246,8 @@ static int pick_candidate(continue_run *r, const play_settings *p)
     for (int i = 0; i < b; i++) {
         cand_measures m;
         candidates_measure(&r->cands, i, &m);
-        log_info("candidate %d (seed %llu): %d notes, %d events; likelihood %.4f, nudged %.4f, motif %.3f, "
-                 "pace %.3f, repeats %.3f, capped %.3f%s", i, (unsigned long long)(r->cont.spec.seed + (uint64_t)i),
+        log_info("candidate %d (seed %llu): %d notes, %d events; likelihood %.4f, nudged %.4f, motif %.4f, "
+                 "pace %.4f, repeats %.4f, capped %.4f%s", i, (unsigned long long)candidates_seed(r->cont.spec.seed, i),
                  m.notes, m.ids, m.likelihood, m.nudged, m.motif, m.pace, m.repeats, m.capped,
                  i == r->chosen ? " (played)" : "");
     }
@@ -329,11 +324,11 @@ static int write_outputs(continue_run *r, const continue_opts *o)
         goto done;
     if (o->plot_path && pianoroll_write(o->plot_path, &r->primer, &r->cont_notes, r->t_start) != 0)
         goto done;
-    if (o->attention_path && write_attention(r, o->attention_path) != 0)
+    if (o->attention_path && o->play.candidates <= 1 && write_attention(r, o->attention_path) != 0)
         goto done;
     printf("%s: primer %zu notes (%zu events, %.2f s), continuation %zu notes (%zu events, %.2f s from %.2f s), "
            "seed %llu", o->out_path, r->primer.n, r->n_primer_ids, r->t_start, r->cont_notes.n, r->n_events,
-           r->t_end - r->t_start, r->t_start, (unsigned long long)(o->seed + (uint64_t)r->chosen));
+           r->t_end - r->t_start, r->t_start, (unsigned long long)candidates_seed(o->seed, r->chosen));
     if (o->play.candidates > 1)
         printf(" (candidate %d of %d, best %s)", r->chosen, o->play.candidates,
                play_score_name(o->play.candidate_score));
@@ -345,6 +340,28 @@ done:
     return rc;
 }
 
+/* --plot-attention with candidates: a batch keeps no attention, so the
+ * candidate played is sampled again alone with its seed (the very same
+ * continuation: `model candidates` checks it), and that one is drawn. */
+static int attention_of_played(const continue_run *r, const continue_opts *o)
+{
+    continue_opts a = *o;
+    continue_run again = { 0 };
+    a.play.candidates = 1;
+    a.seed = candidates_seed(o->seed, r->chosen);
+    log_info("%s: the attention of candidate %d, sampled again alone (seed %llu)", o->attention_path, r->chosen,
+             (unsigned long long)a.seed);
+    int ok = load_primer(&again, &a) == 0 && hear_primer(&again, &a) == 0 && generate(&again) == 0;
+    if (ok && again.cont_notes.n != r->cont_notes.n) {
+        log_error("%s: candidate %d alone played %zu notes, not %zu", o->attention_path, r->chosen,
+                  again.cont_notes.n, r->cont_notes.n);
+        ok = 0;
+    }
+    ok = ok && note_list_sort(&again.cont_notes) == 0 && write_attention(&again, o->attention_path) == 0;
+    run_free(&again);
+    return ok ? 0 : -1;
+}
+
 int cmd_continue(int argc, char **argv)
 {
     continue_opts o;
@@ -353,6 +370,7 @@ int cmd_continue(int argc, char **argv)
     if (rc != CLI_GO_ON)
         return rc;
     int ok = load_primer(&r, &o) == 0 && hear_primer(&r, &o) == 0 && generate(&r) == 0
+             && (!o.attention_path || o.play.candidates <= 1 || attention_of_played(&r, &o) == 0)
              && write_outputs(&r, &o) == 0;
     run_free(&r);
     return ok ? 0 : 1;

@@ -71,6 +71,10 @@ int model_batch_init(model_batch *b, model_state *home, int cap)
     b->seq = alloc_ints(B, &fail);
     b->slot = alloc_ints(B, &fail);
     b->n_keys = alloc_ints(B, &fail);
+    b->forked = alloc_ints(B, &fail);
+    b->origin = calloc(B, sizeof *b->origin);
+    b->origin_pos = calloc(B, sizeof *b->origin_pos);
+    fail |= !b->origin || !b->origin_pos;
     b->k_cache = alloc_floats(B * seq_cache_floats(c), &fail);
     b->v_cache = alloc_floats(B * seq_cache_floats(c), &fail);
     b->logits = alloc_floats(B * V, &fail);
@@ -97,10 +101,12 @@ void model_batch_free(model_batch *b)
                       b->hb, b->scores, b->rel };
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
         free(bufs[k]);
-    int *ints[] = { b->n, b->tokens, b->seq, b->slot, b->n_keys };
+    int *ints[] = { b->n, b->tokens, b->seq, b->slot, b->n_keys, b->forked };
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
         free(ints[k]);
     free(b->pos);
+    free(b->origin);
+    free(b->origin_pos);
     memset(b, 0, sizeof *b);
 }
 
@@ -127,6 +133,9 @@ void model_batch_fork(model_batch *b, int i)
     memcpy(model_batch_logits(b, i), s->logits, sizeof(float) * (size_t)c->vocab_size);
     b->n[i] = s->n;
     b->pos[i] = s->pos;
+    b->forked[i] = 1;
+    b->origin[i] = s->version;
+    b->origin_pos[i] = s->pos;
 }
 
 void model_batch_adopt(model_batch *b, int i)
@@ -139,6 +148,9 @@ void model_batch_adopt(model_batch *b, int i)
     memcpy(s->logits, model_batch_logits(b, i), sizeof(float) * (size_t)c->vocab_size);
     s->n = b->n[i];
     s->pos = b->pos[i];
+    s->version++;
+    for (int k = 0; k < b->cap; k++)        /* the home's rows are no longer the forks' */
+        b->forked[k] = 0;
 }
 
 /* ------------------------------------------------------------------ room */
@@ -161,6 +173,7 @@ static int slide_sequence(model_batch *b, int i)
     int rc = model_prefill(h, h->tokens + (n - keep), keep, NULL);
     b->n[i] = h->n;
     b->pos[i] = h->pos;
+    b->forked[i] = 0;       /* its cache is its own now */
     *h = saved;
     return rc;
 }
@@ -187,20 +200,18 @@ typedef struct batch_job {
     int l;
 } batch_job;
 
-/* q = Wq xb for every item; k and v into each item's cache at its slot. */
-static void batch_qkv(void *ctx, int i, int nt)
+/* q = Wq xb for every item, rows LO..HI-1; k and v into each item's cache
+ * at its slot. */
+static void qkv_rows(model_batch *b, const layer_weights *L, int l, int lo, int hi)
 {
-    const batch_job *j = ctx;
-    model_batch *b = j->b;
     const model_config *c = &b->home->m->cfg;
     size_t d = (size_t)c->d_model, dh = (size_t)c->d_head;
-    int lo, hi, n = b->n_items;
-    pool_split(c->d_model, i, nt, 16, &lo, &hi);
-    matmat(b->q + lo, d, &j->L->wq, b->xb, d, n, lo, hi);
-    matmat(b->kn + lo, d, &j->L->wk, b->xb, d, n, lo, hi);
-    matmat(b->vn + lo, d, &j->L->wv, b->xb, d, n, lo, hi);
+    int n = b->n_items;
+    matmat(b->q + lo, d, &L->wq, b->xb, d, n, lo, hi);
+    matmat(b->kn + lo, d, &L->wk, b->xb, d, n, lo, hi);
+    matmat(b->vn + lo, d, &L->wv, b->xb, d, n, lo, hi);
     for (int k = 0; k < n; k++) {
-        float *kc = seq_layer(b->k_cache, c, b->seq[k], j->l), *vc = seq_layer(b->v_cache, c, b->seq[k], j->l);
+        float *kc = seq_layer(b->k_cache, c, b->seq[k], l), *vc = seq_layer(b->v_cache, c, b->seq[k], l);
         for (int a = lo; a < hi;) {     /* rows of one head at a time: head-major cache */
             int h = a / (int)dh, e = (h + 1) * (int)dh < hi ? (h + 1) * (int)dh : hi;
             size_t at = ((size_t)h * c->context + (size_t)b->slot[k]) * dh + (size_t)(a - h * (int)dh);
@@ -211,9 +222,93 @@ static void batch_qkv(void *ctx, int i, int nt)
     }
 }
 
-/* Head by head: q . E for every item's query in one matmat over the
- * head's table, then each item's attention over its own cache. */
-static void batch_attention(void *ctx, int i, int nt)
+/* The runs of cache slots (b->runs), in slot order, that every item of the
+ * step shares with the home it was forked from or holds alone: 0 runs
+ * when the items do not all come from one fork of one home version with
+ * as many steps since (then each attends over its own cache alone).  The
+ * forks write slots origin_pos, origin_pos + 1, ... (mod context); every
+ * other slot of theirs is still the home's. */
+static int shared_runs(model_batch *b)
+{
+    int C = b->home->m->cfg.context, s0 = b->seq[0];
+    long long w = b->pos[s0] - b->origin_pos[s0] + 1;   /* slots written, this step's included */
+    if (b->n_items < 2 || w >= C)
+        return 0;
+    for (int k = 0; k < b->n_items; k++) {
+        int s = b->seq[k];
+        if (!b->forked[s] || b->origin[s] != b->origin[s0] || b->pos[s] - b->origin_pos[s] + 1 != w)
+            return 0;
+    }
+    int n_keys = b->n_keys[0], a = (int)(b->origin_pos[s0] % C), e = a + (int)w, nr = 0;
+    int all[3][3] = { { 0, a, 1 }, { a, e, 0 }, { e, n_keys, 1 } };
+    if (e > C) {
+        int wrapped[3][3] = { { 0, e - C, 0 }, { e - C, a, 1 }, { a, C, 0 } };
+        memcpy(all, wrapped, sizeof all);
+    }
+    for (int r = 0; r < 3; r++)
+        if (all[r][1] > all[r][0]) {
+            b->runs[nr].j0 = all[r][0];
+            b->runs[nr].j1 = all[r][1];
+            b->runs[nr++].shared = all[r][2];
+        }
+    return nr;
+}
+
+/* Rows of a shared run taken at a time: a head's keys or values for them
+ * (16 kB at d_head 64) stay in L1 while every item reads them. */
+#define SHARED_CHUNK 64
+
+/* Head H of a step whose items share RUNS: each shared row of keys and
+ * values is read from memory once for all the items (item 0's copy; every
+ * fork's is the same), each item's own rows from its own cache; the sums
+ * run over the slots in order, so each item gets attend_rel's bits. */
+static void attend_shared(model_batch *b, int l, int h, float scale)
+{
+    int nr = b->n_runs;
+    const model_config *c = &b->home->m->cfg;
+    int dh = c->d_head, H = c->n_heads, d = c->d_model, M = c->max_rel, C = c->context, n = b->n_items;
+    int n_keys = b->n_keys[0], newest = b->slot[0];
+    size_t at = (size_t)h * C * dh, lds = (size_t)H * C;
+    const float *k0 = seq_layer(b->k_cache, c, b->seq[0], l) + at, *v0 = seq_layer(b->v_cache, c, b->seq[0], l) + at;
+    float *q = b->q + h * dh, *scores = b->scores + (size_t)h * C;
+    for (int r = 0; r < nr; r++) {
+        if (b->runs[r].shared) {
+            for (int j = b->runs[r].j0; j < b->runs[r].j1; j += SHARED_CHUNK) {
+                int e = j + SHARED_CHUNK < b->runs[r].j1 ? j + SHARED_CHUNK : b->runs[r].j1;
+                attend_scores(scores, q, (size_t)d, lds, n, k0, dh, dh, j, e);
+            }
+        } else {
+            for (int k = 0; k < n; k++)
+                attend_scores(scores + k * lds, q + (size_t)k * d, 0, 0, 1,
+                              seq_layer(b->k_cache, c, b->seq[k], l) + at, dh, dh, b->runs[r].j0, b->runs[r].j1);
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        attend_softmax(scores + k * lds, n_keys, newest, b->rel + ((size_t)k * H + (size_t)h) * M, M, scale);
+        memset(b->att + (size_t)k * d + h * dh, 0, sizeof(float) * (size_t)dh);
+    }
+    for (int r = 0; r < nr; r++) {
+        if (b->runs[r].shared) {
+            for (int j = b->runs[r].j0; j < b->runs[r].j1; j += SHARED_CHUNK) {
+                int e = j + SHARED_CHUNK < b->runs[r].j1 ? j + SHARED_CHUNK : b->runs[r].j1;
+                for (int k = 0; k < n; k++)
+                    attend_values(b->att + (size_t)k * d + h * dh, v0, dh, scores + k * lds, j, e, dh);
+            }
+        } else {
+            for (int k = 0; k < n; k++)
+                attend_values(b->att + (size_t)k * d + h * dh, seq_layer(b->v_cache, c, b->seq[k], l) + at, dh,
+                              scores + k * lds, b->runs[r].j0, b->runs[r].j1, dh);
+        }
+    }
+}
+
+/* Heads LO..HI-1 of a layer, one pool job (a head's projections and its
+ * attention need no other head's, so no thread waits between them): q, k
+ * and v of the heads' rows, q . E for every item's query in one matmat over
+ * each head's table, then the items' attention: over the rows they share
+ * with their home read once for all (attend_shared), else each over its
+ * own cache. */
+static void batch_heads(void *ctx, int i, int nt)
 {
     const batch_job *j = ctx;
     model_batch *b = j->b;
@@ -227,9 +322,15 @@ static void batch_attention(void *ctx, int i, int nt)
         m = mk > m ? mk : m;
     }
     pool_split(H, i, nt, 1, &lo, &hi);
+    if (lo < hi)
+        qkv_rows(b, L, j->l, lo * dh, hi * dh);
     for (int h = lo; h < hi; h++) {
         matrix er = { (const char *)L->er.data + (size_t)h * M * dh * esize, L->er.type, M, dh };
         matmat(b->rel + (size_t)h * M, (size_t)H * M, &er, b->q + h * dh, (size_t)d, b->n_items, 0, m);
+        if (b->n_runs > 0) {
+            attend_shared(b, j->l, h, scale);
+            continue;
+        }
         size_t at = (size_t)h * c->context * dh;
         for (int k = 0; k < b->n_items; k++) {
             const float *kc = seq_layer(b->k_cache, c, b->seq[k], j->l), *vc = seq_layer(b->v_cache, c, b->seq[k], j->l);
@@ -346,13 +447,14 @@ int model_batch_decode(model_batch *b, const int *seqs, const int *tokens, int n
     pool *p = b->home->pool;
     if (start_items(b, seqs, tokens, n) != 0)
         return -1;
+    b->n_runs = shared_runs(b);
+    b->shared_steps += b->n_runs > 0;
     batch_job j = { .b = b };
     for (int l = 0; l < c->n_layers; l++) {
         const layer_weights *L = j.L = &m->w.layers[l];
         j.l = l;
         batch_norm(b, L->attn_norm_w, L->attn_norm_b);      /* xb = LN1(x) */
-        pool_run(p, batch_qkv, &j);                         /* q, k[slot], v[slot] */
-        pool_run(p, batch_attention, &j);                   /* att = relative attention */
+        pool_run(p, batch_heads, &j);                       /* q, k[slot], v[slot]; att = relative attention */
         pool_run(p, batch_out_residual, &j);                /* x += Wo att */
         batch_norm(b, L->ffn_norm_w, L->ffn_norm_b);        /* xb = LN2(x) */
         pool_run(p, batch_ffn_up, &j);                      /* hb = gelu(W1 xb + b1) */

@@ -23,6 +23,16 @@ typedef struct model_batch {
     int *tokens;                /* (cap, context) each cache's events, by slot */
     float *k_cache, *v_cache;   /* (cap, n_layers, n_heads, context, d_head) */
     float *logits;              /* (cap, vocab_size): each sequence's after its last step */
+    /* what a sequence still shares with the home state it was forked from:
+     * the rows of the home's cache it has not written over since (every
+     * fork of one home version holds the same ones, read once a step for
+     * all of them: attention's memory traffic does not grow with B) */
+    int *forked;                /* (cap) 1 from a fork until a window slide or an adopt */
+    unsigned long long *origin; /* (cap) the home's version at the fork */
+    long long *origin_pos;      /* (cap) the home's pos then */
+    struct { int j0, j1, shared; } runs[3];  /* this step's slots in order: shared or each one's own */
+    int n_runs;                 /* 0: the items attend over their own caches alone */
+    long shared_steps;          /* steps that read the shared rows once (statistics, tests) */
     /* one step: item k is sequence seq[k], its new event at cache slot slot[k] */
     int n_items;
     int *seq, *slot, *n_keys;   /* (cap) */

@@ -230,6 +230,7 @@ int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
     prefill_logits(s, n, all_logits);                         /* logits = LN_f(X) E^T */
     s->n = n;
     s->pos = n;
+    s->version++;
     return 0;
 }
 
@@ -385,5 +386,6 @@ const float *model_decode(model_state *s, int token)
     pool_run(s->pool, decode_logits, &j);               /* logits = E xb */
     s->n = n_keys;
     s->pos++;
+    s->version++;
     return s->logits;
 }

@@ -137,10 +137,10 @@ static void axpy_scalar(float *y, float a, const float *x, int n)
 ROWS_EACH(rows_f32_scalar, , dot_scalar, float)
 ROWS_EACH(rows_f16_scalar, , dot_f16_scalar, uint16_t)
 
-/* out (dh) = sum_j p[j] V[j] over N rows LD floats apart. */
+/* out (dh) += sum_j p[j] V[j] over N rows LD floats apart, j in order: a
+ * sum split into runs of rows has the bits of one pass over them all. */
 static void weighted_rows_scalar(float *out, const float *v, size_t ld, const float *p, int n, int dh)
 {
-    memset(out, 0, sizeof(float) * (size_t)dh);
     for (int j = 0; j < n; j++)
         for (int c = 0; c < dh; c++)
             out[c] += p[j] * v[(size_t)j * ld + (size_t)c];
@@ -458,15 +458,14 @@ __attribute__((target("avx512f")))
 static void weighted_rows_avx512(float *out, const float *v, size_t ld, const float *p, int n, int dh)
 {
     if (dh % 16 || dh > 128) {
-        memset(out, 0, sizeof(float) * (size_t)dh);
         for (int j = 0; j < n; j++)
             axpy_avx512(out, p[j], v + (size_t)j * ld, dh);
         return;
     }
     __m512 acc[8];
     int nv = dh / 16;
-    for (int k = 0; k < 8; k++)
-        acc[k] = _mm512_setzero_ps();
+    for (int k = 0; k < nv; k++)
+        acc[k] = _mm512_loadu_ps(out + 16 * k);
     for (int j = 0; j < n; j++) {
         __m512 pj = _mm512_set1_ps(p[j]);
         const float *row = v + (size_t)j * ld;
@@ -481,15 +480,14 @@ __attribute__((target("avx2,fma")))
 static void weighted_rows_avx2(float *out, const float *v, size_t ld, const float *p, int n, int dh)
 {
     if (dh % 8 || dh > 64) {
-        memset(out, 0, sizeof(float) * (size_t)dh);
         for (int j = 0; j < n; j++)
             axpy_avx2(out, p[j], v + (size_t)j * ld, dh);
         return;
     }
     __m256 acc[8];
     int nv = dh / 8;
-    for (int k = 0; k < 8; k++)
-        acc[k] = _mm256_setzero_ps();
+    for (int k = 0; k < nv; k++)
+        acc[k] = _mm256_loadu_ps(out + 8 * k);
     for (int j = 0; j < n; j++) {
         __m256 pj = _mm256_set1_ps(p[j]);
         const float *row = v + (size_t)j * ld;
@@ -847,10 +845,22 @@ void attend_query(float *out, const float *q, const float *k, const float *v, in
 void attend_rel(float *out, const float *q, const float *k, const float *v, int ld, int n_keys, int newest,
                 const float *rel, int max_rel, int dh, float scale, float *scores)
 {
-    int m = n_keys < max_rel ? n_keys : max_rel;
-    const kernel_table *kt = kernels();
-    kt->rows_f32(scores, 0, k, (size_t)ld, q, 0, dh, 1, 0, n_keys); /* scores[j] = q . k_j */
+    attend_scores(scores, q, 0, 0, 1, k, ld, dh, 0, n_keys);   /* scores[j] = q . k_j */
+    attend_softmax(scores, n_keys, newest, rel, max_rel, scale);
+    memset(out, 0, sizeof(float) * (size_t)dh);
+    attend_values(out, v, ld, scores, 0, n_keys, dh);
+}
+
+void attend_scores(float *scores, const float *q, size_t ldq, size_t lds, int nq, const float *k, int ld, int dh,
+                   int j0, int j1)
+{
+    kernels()->rows_f32(scores + j0, lds, k, (size_t)ld, q, ldq, dh, nq, j0, j1);
+}
+
+void attend_softmax(float *scores, int n_keys, int newest, const float *rel, int max_rel, float scale)
+{
     /* distance d sits in row newest - d, wrapping past row 0 to the end */
+    int m = n_keys < max_rel ? n_keys : max_rel;
     int wrap = m < newest + 1 ? m : newest + 1;
     for (int d = 0; d < wrap; d++)
         scores[newest - d] += rel[d];
@@ -859,7 +869,11 @@ void attend_rel(float *out, const float *q, const float *k, const float *v, int 
     for (int j = 0; j < n_keys; j++)
         scores[j] *= scale;
     softmax(scores, n_keys);
-    kt->weighted_rows(out, v, (size_t)ld, scores, n_keys, dh);
+}
+
+void attend_values(float *out, const float *v, int ld, const float *p, int j0, int j1, int dh)
+{
+    kernels()->weighted_rows(out, v + (size_t)j0 * (size_t)ld, (size_t)ld, p + j0, j1 - j0, dh);
 }
 
 void attend_query_naive(float *out, const float *q, const float *k, const float *v, int ld,

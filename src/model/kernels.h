@@ -72,6 +72,17 @@ void attend_query(float *out, const float *q, const float *k, const float *v, in
  * holds q . E[d] (a batch computes it for all its queries in one matmat). */
 void attend_rel(float *out, const float *q, const float *k, const float *v, int ld, int n_keys, int newest,
                 const float *rel, int max_rel, int dh, float scale, float *scores);
+/* attend_rel in pieces, for sequences whose caches share rows (a batch's
+ * forks read those rows once for all of them); each piece gives the bits
+ * attend_rel gives.  Scores of NQ queries (LDQ floats apart) against key
+ * rows J0..J1-1 into SCORES + J0 (each query's LDS floats apart). */
+void attend_scores(float *scores, const float *q, size_t ldq, size_t lds, int nq, const float *k, int ld, int dh,
+                   int j0, int j1);
+/* The relative term, the scale and the softmax over SCORES (n_keys). */
+void attend_softmax(float *scores, int n_keys, int newest, const float *rel, int max_rel, float scale);
+/* OUT (dh) += sum of P[j] V[j] for j in J0..J1-1, in order: runs taken in
+ * order from an OUT of zeros give the bits of one pass. */
+void attend_values(float *out, const float *v, int ld, const float *p, int j0, int j1, int dh);
 void attend_query_naive(float *out, const float *q, const float *k, const float *v, int ld,
                         int n_keys, int newest, const matrix *er, int dh, float scale, float *scores);
 

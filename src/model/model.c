@@ -463,6 +463,7 @@ void model_state_reset(model_state *s)
 {
     s->n = 0;
     s->pos = 0;
+    s->version++;
 }
 
 void model_state_set_memory(model_state *s, model_memory mem)

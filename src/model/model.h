@@ -131,6 +131,8 @@ typedef struct model_state {
                                    equals n in window memory */
     int keep;                   /* events kept when the window slides: context - context/4 */
     int n_slides;               /* times the window slid (statistics) */
+    unsigned long long version; /* moves whenever the cache changes (a batch's forks
+                                   of one version share its rows) */
     int *tokens;                /* (context) the cached events, by slot */
     float *k_cache;             /* (n_layers, n_heads, context, d_head): head-major, by slot */
     float *v_cache;             /* (n_layers, n_heads, context, d_head) */

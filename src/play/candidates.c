@@ -49,7 +49,7 @@ int candidates_start(candidates *k, int n)
         return -1;
     }
     for (int i = 0; i < n; i++) {
-        continuation_fork(&k->c[i], k->home, &k->batch, i, k->home->spec.seed + (uint64_t)i);
+        continuation_fork(&k->c[i], k->home, &k->batch, i, candidates_seed(k->home->spec.seed, i));
         k->n_ev[i] = 0;
         k->ended[i] = 0;
     }
@@ -192,10 +192,19 @@ void candidates_measure(const candidates *k, int i, cand_measures *m)
     int heard[FOLLOW_RING], nh = k->home->n_phrase;
     for (int j = 0; j < nh; j++)
         heard[j] = k->home->phrase[j];
-    double excess = top_share(pitch, n) - top_share(heard, nh);
-    m->repeats = excess > 0 ? excess : 0;
+    m->repeats = top_share(pitch, n) - top_share(heard, nh);
     m->capped = n ? (double)c->n_capped / n : 0;
 }
+
+/* The mix's weights, chosen on ASAP's valid split (docs/REALISM.md, "The
+ * candidates"): a candidate's likelihood per event spans about 0.1-0.3
+ * between candidates, its motif share 0-0.3, its pace 0-1; the repeats
+ * and the notes held to the cap weigh most, as the model's own choice
+ * errs toward both (its likeliest candidate repeats a pitch 1.6 times as
+ * often as the pianist). */
+#define MIX_MOTIF   2.0
+#define MIX_REPEATS 12.0
+#define MIX_CAPPED  20.0
 
 static double score_of(const cand_measures *m, int s)
 {
@@ -203,7 +212,8 @@ static double score_of(const cand_measures *m, int s)
     case PLAY_SCORE_NUDGED: return m->nudged;
     case PLAY_SCORE_MOTIF: return m->motif;
     case PLAY_SCORE_PACE: return m->pace;
-    case PLAY_SCORE_MIX: return m->likelihood + m->motif + m->pace - m->repeats - m->capped;
+    case PLAY_SCORE_MIX:
+        return m->likelihood + MIX_MOTIF * m->motif + m->pace - MIX_REPEATS * m->repeats - MIX_CAPPED * m->capped;
     default: return m->likelihood;
     }
 }

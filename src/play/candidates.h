@@ -14,16 +14,26 @@ typedef struct cand_measures {
     double motif;               /* 0..1: its patterns (3 intervals, notes in onset order)
                                    that occur among those heard */
     double pace;                /* -|ln(its note-ons per second / the aim)| */
-    double repeats;             /* how much more its most repeated pitch's share is
-                                   than in the phrase heard (0 when not more) */
+    double repeats;             /* its most repeated pitch's share less the one of
+                                   the phrase heard (below 0: it repeats less) */
     double capped;              /* the share of its notes ended at the length cap */
     int    ids, notes;
 } cand_measures;
 
+/* Candidate I of a continuation seeded SEED is seeded SEED + I x
+ * CANDIDATE_SEED_STRIDE: candidate 0 plays what the continuation alone
+ * would, and the candidates of the answers that follow one another (seeds
+ * S, S + 1, ...: a re-roll, the next phrase) share none. */
+#define CANDIDATE_SEED_STRIDE 1000000u
+static inline uint64_t candidates_seed(uint64_t seed, int i)
+{
+    return seed + (uint64_t)i * CANDIDATE_SEED_STRIDE;
+}
+
 /* B candidates of the continuation HOME: forks of it just after
- * continuation_begin, candidate i seeded seed + i (candidate 0 plays what
- * HOME alone would), stepped together (candidates_step: one batched
- * decode for all), each keeping the events it would hand out.  The
+ * continuation_begin, candidate i seeded candidates_seed(seed, i),
+ * stepped together (candidates_step: one batched decode for all), each
+ * keeping the events it would hand out.  The
  * chosen one becomes HOME again (candidates_choose), and HOME hands out
  * its events and goes on from its state.  Owned by HOME's thread. */
 typedef struct candidates {

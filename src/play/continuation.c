@@ -162,19 +162,26 @@ static int configure_sampler(continuation *c, const cont_spec *s)
 #define MOTIF_GAIN     4.0f     /* motif 1: a note that goes on a run heard, its logit + 4 ln(1 + count) */
 #define EXPLICIT_KEY_WEIGHT 30  /* a named key counts as 30 note-ons of each class of its scale */
 
-/* The note-ons heard in the last FOLLOW_WINDOW_S seconds, oldest first:
- * their pitches into c->phrase, their mean pitch, their classes' counts. */
+/* The note-ons heard in the last FOLLOW_WINDOW_S seconds, oldest first
+ * and, struck together, low to high: their pitches into c->phrase, their
+ * mean pitch, their classes' counts. */
 static void read_heard(continuation *c, double n_c[12])
 {
     const perf_follow *f = &c->ctx.pos.follow;
-    double now = context_time(&c->ctx), sum = 0;
+    double now = context_time(&c->ctx), sum = 0, onset[FOLLOW_RING];
     int n = 0;
     memset(n_c, 0, 12 * sizeof *n_c);
     for (unsigned k = f->n; k-- > 0;) {
         unsigned i = (f->head + FOLLOW_RING - 1 - k) % FOLLOW_RING;
         if (f->onset[i] <= now - FOLLOW_WINDOW_S)
             continue;
-        c->phrase[n++] = f->pitch[i];
+        int j = n++;        /* notes struck together, low to high (as the codec orders them) */
+        for (; j > 0 && onset[j - 1] == f->onset[i] && c->phrase[j - 1] > f->pitch[i]; j--) {
+            c->phrase[j] = c->phrase[j - 1];
+            onset[j] = onset[j - 1];
+        }
+        c->phrase[j] = f->pitch[i];
+        onset[j] = f->onset[i];
         sum += f->pitch[i];
         n_c[f->pitch[i] % 12] += 1;
     }
@@ -416,8 +423,28 @@ static float by_motif(const continuation *c, const void *counts, int i, float l)
     return l + (float)c->spec.play.motif * MOTIF_GAIN * logf(1.0f + ((const float *)counts)[p]);
 }
 
-/* The knobs on the logits, after the codec's nudges: each one neutral at
- * its default (nothing is computed then). */
+/* release: a note of the continuation's held past RELEASE_FROM of the
+ * length cap has its NOTE_OFF drawn nearer, up to release x RELEASE_GAIN
+ * on its logit at the cap, so that it ends as a pianist would let go
+ * rather than being cut there.  The model, left alone, holds a note to
+ * the cap a dozen times as often as a pianist does (docs/REALISM.md). */
+#define RELEASE_FROM 0.4
+#define RELEASE_GAIN 6.0
+static void steer_release(continuation *c, float *logits)
+{
+    const perf_decoder *d = &c->ctx.pos.dec;
+    const vocab *v = c->v;
+    double cap = c->spec.play.max_note_ms / 1000.0, from = cap * RELEASE_FROM;
+    for (int p = v->min_pitch; p <= v->max_pitch; p++) {
+        double age = d->onset[p] >= 0 && c->model_on[p] ? d->time - d->onset[p] : 0;
+        if (age > from)
+            logits[v->note_off_base + p - v->min_pitch] +=
+                (float)(c->spec.play.release * RELEASE_GAIN * (age - from) / (cap - from));
+    }
+}
+
+/* The knobs on the logits, after the codec's nudges: each one computes
+ * nothing at its neutral value (motif and release 0). */
 static void steer(continuation *c, float *logits)
 {
     const play_settings *p = &c->spec.play;
@@ -429,6 +456,8 @@ static void steer(continuation *c, float *logits)
             logits[v->note_on_base + i] += (float)(DENSITY_GAIN * log(p->density));
     if (p->register_shift != 0)
         steer_register(c, logits);
+    if (p->release > 0)
+        steer_release(c, logits);
     if (p->motif > 0 && motif_counts(c, counts))
         reweigh(c, logits, v->note_on_base, n_pitch, by_motif, counts);
     if (p->pitch_temperature != 1)

@@ -19,8 +19,10 @@ void play_default(play_settings *p)
     p->key.kind = PLAY_KEY_AUTO;
     p->rhythm_temperature = 1;
     p->pitch_temperature = 1;
-    p->candidates = 1;
-    p->candidate_score = PLAY_SCORE_LIKELIHOOD;
+    p->release = PLAY_RELEASE;
+    p->motif = PLAY_MOTIF;
+    p->candidates = PLAY_CANDIDATES;
+    p->candidate_score = PLAY_SCORE_MIX;
 }
 
 int play_check(const play_settings *p, char *why, size_t len)

@@ -20,15 +20,18 @@ typedef struct play_key {
 } play_key;
 
 /* How a continuation is played: the sampler's settings, the nudges, the
- * caps on the model's notes, and the knobs a player turns (each neutral
- * at its default: the music is then what the model's odds, the pace and
- * the key heard make it).  `serve` keeps one in its config (live: each
+ * caps on the model's notes, the candidates, and the knobs a player turns
+ * (each neutral at its default but motif and release, whose defaults were
+ * measured to bring the music nearer a pianist's, docs/REALISM.md; with
+ * both at 0 and candidates 1 the music is what the model's odds, the pace
+ * and the key heard make it).  `serve` keeps one in its config (live: each
  * continuation takes the values in force when it starts); `continue`
  * fills one from its options. */
 typedef struct play_settings {
     sampling_settings sampling;     /* temperature, top_k, top_p, min_p, filter_time, pace, key_pull */
     int    max_held;                /* the continuation's notes sounding at once, 1..128 */
     int    max_note_ms;             /* a note of the continuation held longer is ended */
+    double release;                 /* how firmly a note nearing max_note_ms is let go */
     double density;                 /* the pace kept, times the one heard */
     int    register_shift;          /* semitones its notes are drawn up (down) */
     int    pitch_low, pitch_high;   /* no note of it outside */
@@ -48,11 +51,12 @@ enum {
     PLAY_SCORE_NUDGED,      /* ... under the odds the pace, key and knobs made */
     PLAY_SCORE_MOTIF,       /* the share of its 4-note interval patterns heard before */
     PLAY_SCORE_PACE,        /* how near its notes per second keep to the aim */
-    PLAY_SCORE_MIX,         /* likelihood + motif + pace - repeats - capped (candidates.h) */
+    PLAY_SCORE_MIX,         /* likelihood + 2 motif + pace - 12 repeats - 20 capped (candidates.c) */
     PLAY_SCORE_COUNT
 };
 
-/* The PLAY_* values (model/sampler.h), the knobs neutral. */
+/* The PLAY_* values (model/sampler.h): the knobs neutral, motif and
+ * release as measured, 8 candidates by the mix. */
 void play_default(play_settings *p);
 /* The rules across settings: pitch_low above pitch_high is refused.
  * Returns 0, or -1 with "pitch_low = 80 is above pitch_high = 60" in WHY. */
@@ -114,6 +118,10 @@ const char *play_score_name(int score);
     X("max_note_ms", "max-note-ms", INT, max_note_ms, PLAY_STR(PLAY_MAX_NOTE_MS), 100, 60000, "MS",          \
       scheduler, "Longest note of the continuation, in ms: one held longer is ended\n"                        \
       "there.")                                                                                             \
+    X("release", "release", DOUBLE, release, PLAY_STR(PLAY_RELEASE), 0, 4, "R", value,                                       \
+      "How firmly a note of the continuation held past 40% of max_note_ms is\n"                           \
+      "let go: its note-off drawn nearer the longer it is held, so that it\n"                              \
+      "ends as a pianist lets go rather than at the cap; 0: the model's odds.")                            \
     X("density", "density", DOUBLE, density, "1", 0.25, 4, "X", value,                                     \
       "How busy the continuation is: the pace it keeps (notes per second) as\n"                             \
       "a multiple of the one it heard (0.5: half as many notes, 2: twice as\n"                              \
@@ -144,21 +152,21 @@ const char *play_score_name(int score);
     X("pitch_temperature", "pitch-temperature", DOUBLE, pitch_temperature, "1", 0.1, 4, "T", value,         \
       "The temperature of which notes it plays, apart from the overall one:\n"                              \
       "below 1 it keeps to its likeliest pitches, above 1 it varies them.")                                 \
-    X("motif", "motif", DOUBLE, motif, "0", 0, 1, "M", value,                                              \
+    X("motif", "motif", DOUBLE, motif, PLAY_STR(PLAY_MOTIF), 0, 1, "M", value,                                              \
       "How much the continuation comes back to the motifs of what it heard:\n"                              \
       "0 lets it wander off, 1 keeps it close (a note that goes on a run of\n"                              \
       "intervals heard is drawn toward the interval that came next there).")     \
-    X("candidates", "candidates", INT, candidates, "1", 1, 8, "B", value,                                  \
+    X("candidates", "candidates", INT, candidates, PLAY_STR(PLAY_CANDIDATES), 1, 8, "B", value,                                  \
       "Continuations sampled side by side (one batched decode for all, seeds\n"                            \
-      "seed, seed+1, ...), of which the best by candidate_score is played; 1\n"                            \
-      "plays the first as it comes.")                                                                        \
-    X("candidate_score", "candidate-score", SCORE, candidate_score, "likelihood", 0, 0, "S", value,       \
+      "seed, seed+1000000, seed+2000000, ...), of which the best by\n"                                     \
+      "candidate_score is played; 1 plays the first as it comes.")                                                                        \
+    X("candidate_score", "candidate-score", SCORE, candidate_score, "mix", 0, 0, "S", value,       \
       "What the best candidate is: likelihood (its mean log-likelihood per\n"                              \
       "event under the model's own odds), nudged (under the odds the pace,\n"                              \
       "key and knobs made), motif (the share of its 4-note interval patterns\n"                            \
       "that were heard before), pace (its notes per second nearest the aim),\n"                            \
-      "or mix (likelihood + motif + pace, less how much more its most repeated\n"                          \
-      "pitch's share is than in what was heard and the share of its notes held\n"                          \
-      "to the length cap).")
+      "or mix (likelihood + 2 motif + pace, less 12 times how much more its\n"                             \
+      "most repeated pitch's share is than in what was heard and 20 times the\n"                           \
+      "share of its notes held to the length cap).")
 
 #endif

@@ -21,8 +21,11 @@ CAND = re.compile(r"candidate (\d+) \(seed (\d+)\): (\d+) notes, (\d+) events; l
                   r"nudged (\S+), motif (\S+), pace (\S+), repeats (\S+), capped (\S+?)( \(played\))?$")
 SCORE_OF = {  # the score of each, from the logged measures (likelihood, nudged, motif, pace, repeats, capped)
     "likelihood": lambda v: v[0], "nudged": lambda v: v[1], "motif": lambda v: v[2], "pace": lambda v: v[3],
-    "mix": lambda v: v[0] + v[2] + v[3] - v[4] - v[5],
+    "mix": lambda v: v[0] + 2 * v[2] + v[3] - 12 * v[4] - 20 * v[5],   # candidates.c, MIX_*
 }
+# How far a score may be off for the log's rounding of each measure to 4 decimals.
+ROUNDING = {"likelihood": 5e-5, "nudged": 5e-5, "motif": 5e-5, "pace": 5e-5, "mix": 5e-5 * 36}
+STRIDE = 1000000    # candidate i of seed S is seeded S + i x STRIDE (candidates.h)
 SUMMARY = re.compile(r"continuation (\d+) notes \((\d+) events.*seed (\d+)")
 
 
@@ -52,28 +55,28 @@ def check_case(d, name, extra, b, score, seed):
         return
     values = [SCORE_OF[score]([float(m.group(g)) for g in range(5, 11)]) for m in cands]
     # (the log rounds the measures: a near tie may go either way)
-    check(values[played[0]] >= max(values) - 0.002,
+    check(values[played[0]] >= max(values) - 2 * ROUNDING[score],
           f"{name}: the one played is the best by {score} ({played[0]}: {values})")
     summary = SUMMARY.search(r.stdout)
-    check(summary and int(summary.group(3)) == seed + played[0],
+    check(summary and int(summary.group(3)) == seed + STRIDE * played[0],
           f"{name}: the summary gives the seed that plays it alone ({r.stdout.strip()})")
     for m in cands:
         i, events = int(m.group(1)), int(m.group(4))
         single = os.path.join(d, f"{name}-single-{i}.mid")
         if not os.path.exists(single):
-            s = continue_(single, seed + i, extra)
-            check(s.returncode == 0, f"{name}: continue --seed {seed + i} exits 0")
+            s = continue_(single, seed + STRIDE * i, extra, "--candidates", "1")
+            check(s.returncode == 0, f"{name}: continue --seed {seed + STRIDE * i} exits 0")
             with open(single + ".txt", "w") as f:
                 f.write(s.stdout)
         with open(single + ".txt") as f:
             sm = SUMMARY.search(f.read())
         check(sm and int(sm.group(2)) == events,
-              f"{name}: candidate {i} sampled the {events} events seed {seed + i} samples alone "
+              f"{name}: candidate {i} sampled the {events} events seed {seed + STRIDE * i} samples alone "
               f"({sm.group(2) if sm else '?'})")
         if i == played[0]:
             with open(single, "rb") as f1, open(out, "rb") as f2:
                 same = f1.read() == f2.read()
-            check(same, f"{name}: the file played is the one `continue --seed {seed + i}` writes")
+            check(same, f"{name}: the file played is the one `continue --seed {seed + STRIDE * i}` writes")
 
 
 def main() -> int:

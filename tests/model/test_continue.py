@@ -104,8 +104,9 @@ def main() -> int:
         # seed gives the same first notes; past it the window slid where the
         # stream rolled, and the music goes on differently.
         ow, os_, od = (os.path.join(d, f) for f in ("win.mid", "stream.mid", "default.mid"))
-        runs = [run("continue", primer, "-o", o, "--model", model, "--seconds", "60", "--seed", "5", *extra)
-                for o, extra in ((ow, ["--memory", "window"]), (os_, ["--memory", "stream"]), (od, []))]
+        # (one continuation each: candidates are chosen on the whole 60 s, past where the modes part)
+        runs = [run("continue", primer, "-o", o, "--model", model, "--seconds", "60", "--seed", "5", "--candidates", "1",
+                    *extra) for o, extra in ((ow, ["--memory", "window"]), (os_, ["--memory", "stream"]), (od, []))]
         counts = [re.search(r"continuation (\d+) notes \((\d+) events", r.stdout) for r in runs]
         check(all(r.returncode == 0 and c and int(c.group(2)) > 2 * 64 for r, c in zip(runs, counts)),
               f"--memory window and stream continue past the context ({[c and c.group(2) for c in counts]} events)")
@@ -184,8 +185,19 @@ def main() -> int:
               "each line goes back to an earlier note")
         r = run("continue", primer, "-o", o4, "--model", model, "--plot-attention", att + ".png")
         check(r.returncode == 2 and "SVG" in r.stderr, "--plot-attention wants an .svg")
-        r = run("continue", primer, "-o", o4, "--model", model, "--plot-attention", att, "--candidates", "2")
-        check(r.returncode == 2 and "--candidates 1" in r.stderr, "--plot-attention draws one continuation")
+        # with candidates (the default), the one played is drawn: it alone, sampled again with its seed
+        o5, att2 = os.path.join(d, "out5.mid"), os.path.join(d, "attention2.svg")
+        r = run("continue", primer, "-o", o5, "--model", model, "--seconds", "4", "--seed", "5",
+                "--candidates", "3", "--plot-attention", att2)
+        m = re.search(r"seed (\d+) \(candidate (\d+) of 3", r.stdout)
+        alone = re.search(r"attention of candidate (\d+), sampled again alone \(seed (\d+)\)", r.stderr)
+        check(r.returncode == 0 and m and alone and alone.group(1) == m.group(2) and alone.group(2) == m.group(1),
+              f"--plot-attention with candidates draws the one played ({r.stdout.strip()}; {r.stderr.strip()[-200:]})")
+        if m:
+            r1 = run("continue", primer, "-o", o4, "--model", model, "--seconds", "4", "--seed", m.group(1),
+                     "--candidates", "1", "--plot-attention", att)
+            check(r1.returncode == 0 and os.path.exists(att2) and open(att).read() == open(att2).read(),
+                  "its picture is the one `continue --candidates 1 --seed S+i` draws")
     done()
 
 

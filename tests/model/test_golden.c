@@ -313,10 +313,12 @@ static int batch_token(const int32_t *tokens, int np, int V, int k, int t)
 
 /* Sequence K steps at step T: the first three always, the others two
  * steps in three, so the caches fill (and slide, or roll) at different
- * steps and a step holds any subset. */
-static int batch_steps(int k, int t)
+ * steps and a step holds any subset; EVEN: all of them every step, as
+ * candidates do (their attention reads the rows they share with the home
+ * once for all, until they slide or roll over them). */
+static int batch_steps(int k, int t, int even)
 {
-    return k < 3 || (t + k) % 3 != 0;
+    return even || k < 3 || (t + k) % 3 != 0;
 }
 
 /* A batch of 5 sequences forked from the home state after the prompt,
@@ -325,7 +327,7 @@ static int batch_steps(int k, int t)
  * that sequence alone; the home is left as it was; adopt hands a sequence
  * back to the home; no step allocates. */
 static void check_batch(model_state *s, const model *m, const gguf_file *ref, model_memory mem, int threads,
-                        const char *what)
+                        int even, const char *what)
 {
     enum { B = 5 };
     int V = m->cfg.vocab_size, np = (int)gguf_find_kv(ref, "golden.n_prompt")->u;
@@ -349,7 +351,7 @@ static void check_batch(model_state *s, const model *m, const gguf_file *ref, mo
     for (int t = 0; t < steps; t++) {
         int n = 0;
         for (int k = B - 1; k >= 0; k--)        /* items in an order of their own */
-            if (batch_steps(k, t)) {
+            if (batch_steps(k, t, even)) {
                 seqs[n] = k;
                 toks[n++] = batch_token(tokens, np, V, k, t);
             }
@@ -358,11 +360,13 @@ static void check_batch(model_state *s, const model *m, const gguf_file *ref, mo
             memcpy(logs + ((size_t)k * steps + t) * V, model_batch_logits(&b, k), sizeof(float) * V);
     }
     CHECK_INT(n_allocs - allocs_before, 0);
+    if (even)       /* the first steps, at least, read the home's rows once for all */
+        CHECK(b.shared_steps > 0);
     int differ = 0;
     for (int k = 0; k < B; k++) {
         CHECK_INT(model_prefill(&r, ids, np, NULL), 0);
         for (int t = 0; t < steps; t++) {
-            if (batch_steps(k, t))
+            if (batch_steps(k, t, even))
                 model_decode(&r, batch_token(tokens, np, V, k, t));
             if (memcmp(r.logits, logs + ((size_t)k * steps + t) * V, sizeof(float) * V) != 0 && !differ++)
                 fprintf(stderr, "%s: batch sequence %d differs from one sequence at step %d\n", what, k, t);
@@ -375,12 +379,13 @@ static void check_batch(model_state *s, const model *m, const gguf_file *ref, mo
     model_decode(s, 5);
     CHECK_INT(model_prefill(&r, ids, np, NULL), 0);    /* sequence 3 again, alone */
     for (int t = 0; t < steps; t++)
-        if (batch_steps(3, t))
+        if (batch_steps(3, t, even))
             model_decode(&r, batch_token(tokens, np, V, 3, t));
     model_decode(&r, 5);
     CHECK(memcmp(s->logits, r.logits, sizeof(float) * V) == 0);
-    fprintf(stderr, "%s: batch of %d, %s memory, %d steps: the same bits as one sequence (%d differ)\n", what, B,
-            model_memory_name(mem), steps, differ);
+    fprintf(stderr, "%s: batch of %d, %s memory, %s, %d steps (%ld sharing the home's rows): the same bits as one "
+            "sequence (%d differ)\n", what, B, model_memory_name(mem), even ? "all stepping" : "stepping unevenly",
+            steps, b.shared_steps, differ);
     model_batch_free(&b);
     model_state_free(&r);
     model_state_set_memory(s, MODEL_MEMORY_WINDOW);
@@ -418,8 +423,10 @@ int main(int argc, char **argv)
                 check_greedy(&s, &ref, what);
                 check_memory(&s, &ref, what);
                 check_roll_greedy(&s, &ref, what);
-                check_batch(&s, &m, &ref, MODEL_MEMORY_WINDOW, threads, what);
-                check_batch(&s, &m, &ref, MODEL_MEMORY_STREAM, threads, what);
+                for (int even = 0; even <= 1; even++) {
+                    check_batch(&s, &m, &ref, MODEL_MEMORY_WINDOW, threads, even, what);
+                    check_batch(&s, &m, &ref, MODEL_MEMORY_STREAM, threads, even, what);
+                }
                 if (threads == 2)
                     check_seeds(&s, &ref);
                 model_state_free(&s);

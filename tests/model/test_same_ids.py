@@ -3,8 +3,9 @@
 
 The same primer, seed and settings give the same event ids, then the same
 notes, in `continue` (offline) and in `serve` (live), for several settings:
-the defaults, a temperature, top-p, top-k with min-p, pace, key_pull, a
-held-note cap and a note-length cap.  Both take the primer in one way:
+the defaults (8 candidates), one candidate, a temperature, top-p, top-k
+with min-p, pace, key_pull, a held-note cap and a note-length cap, and
+other candidates and scores.  Both take the primer in one way:
 `serve` hears the file through `ctl play FILE` at the file's own times,
 `continue --step` feeds it one model step per event as `serve` does, and the
 primers sit on the codec's 10 ms steps, so equal settings must give equal
@@ -37,14 +38,15 @@ TOLERANCE_S = 0.025     # the service plays in real time: its notes' times jitte
 
 # name, serve's settings (continue's options follow from --help)
 SETTINGS = [
-    ("defaults", {}),
+    ("defaults (8 candidates, the mix, motif 0.4, release 1)", {}),
+    ("one candidate", {"candidates": "1"}),
     ("temperature 0.6", {"temperature": "0.6"}),
     ("top-p 0.7", {"top_p": "0.7"}),
     ("top-k 12, min-p 0.05", {"top_k": "12", "min_p": "0.05"}),
     ("pace off", {"pace": "0"}),
     ("key_pull 0.8", {"key_pull": "0.8"}),
     ("at most 2 notes held, 400 ms a note", {"max_held_notes": "2", "max_note_ms": "400"}),
-    ("4 candidates, the likeliest played", {"candidates": "4"}),
+    ("4 candidates, the likeliest played", {"candidates": "4", "candidate_score": "likelihood"}),
     ("3 candidates, the most motif played", {"candidates": "3", "candidate_score": "motif"}),
 ]
 
