@@ -292,6 +292,11 @@ int generator_send(generator *g, const gen_cmd *c)
     return 0;
 }
 
+int generator_idle(generator *g)
+{
+    return ring_drained(&g->cmds) && atomic_load(&g->progress_ns) == 0;
+}
+
 int generator_receive(generator *g, gen_out *o)
 {
     return ring_pop(&g->outs, o);

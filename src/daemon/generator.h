@@ -79,6 +79,9 @@ int64_t generator_stalled_ns(const generator *g, int64_t now);
 void generator_stop(generator *g);
 /* Loop side. Returns 0, or -1 when the command ring is full (dropped). */
 int  generator_send(generator *g, const gen_cmd *c);
+/* Loop side: 1 when the thread has taken every command sent and waits for
+ * the next (no progress under way): what it was sent is heard. */
+int  generator_idle(generator *g);
 /* Loop side: pops one output; 1 if one, 0 if none.  Call
  * generator_ack_wake first when the wake_loop fd is readable. */
 int  generator_receive(generator *g, gen_out *o);

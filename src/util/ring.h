@@ -56,6 +56,13 @@ static inline int ring_push(ring *r, const void *item)
     return 0;
 }
 
+/* Producer: 1 when the consumer has taken every item pushed. */
+static inline int ring_drained(ring *r)
+{
+    return atomic_load_explicit(&r->tail, memory_order_acquire) ==
+           atomic_load_explicit(&r->head, memory_order_relaxed);
+}
+
 /* Consumer: copies the oldest item out; returns 1, or 0 when empty. */
 static inline int ring_pop(ring *r, void *item)
 {

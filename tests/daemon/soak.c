@@ -134,9 +134,7 @@ static void send_cmd(generator *g, const gen_cmd *c)
  * the thread marks itself busy before it pops, idle after the last pop.) */
 static void wait_heard(generator *g)
 {
-    while (atomic_load_explicit(&g->cmds.tail, memory_order_acquire) !=
-               atomic_load_explicit(&g->cmds.head, memory_order_relaxed) ||
-           atomic_load(&g->progress_ns) != 0)
+    while (!generator_idle(g))
         usleep(200);
 }
 
