@@ -162,6 +162,13 @@ static void run_free(continue_run *r)
         model_free(&r->m);
 }
 
+/* --plot-attention draws the continuation as it is sampled: one alone
+ * (with candidates, attention_of_played samples the one played again). */
+static int attention_as_sampled(const continue_opts *o)
+{
+    return o->attention_path != NULL && o->play.candidates <= 1;
+}
+
 /* The model, and the primer's notes (the first track of the output). */
 static int load_primer(continue_run *r, const continue_opts *o)
 {
@@ -190,7 +197,7 @@ static int hear_primer(continue_run *r, const continue_opts *o)
                           !o->step) != 0)
         return -1;
     r->have_cont = 1;
-    r->cont.want_attention = o->attention_path != NULL && o->play.candidates <= 1;
+    r->cont.want_attention = attention_as_sampled(o);
     r->cont.ctx.pos.dec.max_note_s = o->play.max_note_ms / 1000.0;
     double end = 0;
     for (size_t i = 0; i < f->n_events; i++) {
@@ -324,7 +331,7 @@ static int write_outputs(continue_run *r, const continue_opts *o)
         goto done;
     if (o->plot_path && pianoroll_write(o->plot_path, &r->primer, &r->cont_notes, r->t_start) != 0)
         goto done;
-    if (o->attention_path && o->play.candidates <= 1 && write_attention(r, o->attention_path) != 0)
+    if (attention_as_sampled(o) && write_attention(r, o->attention_path) != 0)
         goto done;
     printf("%s: primer %zu notes (%zu events, %.2f s), continuation %zu notes (%zu events, %.2f s from %.2f s), "
            "seed %llu", o->out_path, r->primer.n, r->n_primer_ids, r->t_start, r->cont_notes.n, r->n_events,
@@ -370,7 +377,7 @@ int cmd_continue(int argc, char **argv)
     if (rc != CLI_GO_ON)
         return rc;
     int ok = load_primer(&r, &o) == 0 && hear_primer(&r, &o) == 0 && generate(&r) == 0
-             && (!o.attention_path || o.play.candidates <= 1 || attention_of_played(&r, &o) == 0)
+             && (!o.attention_path || attention_as_sampled(&o) || attention_of_played(&r, &o) == 0)
              && write_outputs(&r, &o) == 0;
     run_free(&r);
     return ok ? 0 : 1;
