@@ -254,14 +254,11 @@ static int shared_runs(model_batch *b)
     return nr;
 }
 
-/* Rows of a shared run taken at a time: a head's keys or values for them
- * (16 kB at d_head 64) stay in L1 while every item reads them. */
-#define SHARED_CHUNK 64
-
 /* Head H of a step whose items share RUNS: each shared row of keys and
  * values is read from memory once for all the items (item 0's copy; every
- * fork's is the same), each item's own rows from its own cache; the sums
- * run over the slots in order, so each item gets attend_rel's bits. */
+ * fork's is the same: the kernels take a block of rows for every query
+ * before the next block), each item's own rows from its own cache; the
+ * sums run over the slots in order, so each item gets attend_rel's bits. */
 static void attend_shared(model_batch *b, int l, int h, float scale)
 {
     int nr = b->n_runs;
@@ -270,35 +267,28 @@ static void attend_shared(model_batch *b, int l, int h, float scale)
     int n_keys = b->n_keys[0], newest = b->slot[0];
     size_t at = (size_t)h * C * dh, lds = (size_t)H * C;
     const float *k0 = seq_layer(b->k_cache, c, b->seq[0], l) + at, *v0 = seq_layer(b->v_cache, c, b->seq[0], l) + at;
-    float *q = b->q + h * dh, *scores = b->scores + (size_t)h * C;
+    float *q = b->q + h * dh, *att = b->att + h * dh, *scores = b->scores + (size_t)h * C;
     for (int r = 0; r < nr; r++) {
-        if (b->runs[r].shared) {
-            for (int j = b->runs[r].j0; j < b->runs[r].j1; j += SHARED_CHUNK) {
-                int e = j + SHARED_CHUNK < b->runs[r].j1 ? j + SHARED_CHUNK : b->runs[r].j1;
-                attend_scores(scores, q, (size_t)d, lds, n, k0, dh, dh, j, e);
-            }
-        } else {
+        int j0 = b->runs[r].j0, j1 = b->runs[r].j1;
+        if (b->runs[r].shared)
+            attend_scores(scores, q, (size_t)d, lds, n, k0, dh, dh, j0, j1);
+        else
             for (int k = 0; k < n; k++)
                 attend_scores(scores + k * lds, q + (size_t)k * d, 0, 0, 1,
-                              seq_layer(b->k_cache, c, b->seq[k], l) + at, dh, dh, b->runs[r].j0, b->runs[r].j1);
-        }
+                              seq_layer(b->k_cache, c, b->seq[k], l) + at, dh, dh, j0, j1);
     }
     for (int k = 0; k < n; k++) {
         attend_softmax(scores + k * lds, n_keys, newest, b->rel + ((size_t)k * H + (size_t)h) * M, M, scale);
-        memset(b->att + (size_t)k * d + h * dh, 0, sizeof(float) * (size_t)dh);
+        memset(att + (size_t)k * d, 0, sizeof(float) * (size_t)dh);
     }
     for (int r = 0; r < nr; r++) {
-        if (b->runs[r].shared) {
-            for (int j = b->runs[r].j0; j < b->runs[r].j1; j += SHARED_CHUNK) {
-                int e = j + SHARED_CHUNK < b->runs[r].j1 ? j + SHARED_CHUNK : b->runs[r].j1;
-                for (int k = 0; k < n; k++)
-                    attend_values(b->att + (size_t)k * d + h * dh, v0, dh, scores + k * lds, j, e, dh);
-            }
-        } else {
+        int j0 = b->runs[r].j0, j1 = b->runs[r].j1;
+        if (b->runs[r].shared)
+            attend_values_n(att, (size_t)d, v0, dh, scores, lds, n, j0, j1, dh);
+        else
             for (int k = 0; k < n; k++)
-                attend_values(b->att + (size_t)k * d + h * dh, seq_layer(b->v_cache, c, b->seq[k], l) + at, dh,
-                              scores + k * lds, b->runs[r].j0, b->runs[r].j1, dh);
-        }
+                attend_values(att + (size_t)k * d, seq_layer(b->v_cache, c, b->seq[k], l) + at, dh, scores + k * lds,
+                              j0, j1, dh);
     }
 }
 
@@ -405,8 +395,7 @@ static void batch_norm(model_batch *b, const float *g, const float *bias)
 {
     const model_config *c = &b->home->m->cfg;
     size_t d = (size_t)c->d_model;
-    for (int k = 0; k < b->n_items; k++)
-        layernorm(b->xb + k * d, b->x + k * d, g, bias, c->d_model, c->ln_eps);
+    layernorm_rows(b->xb, b->x, d, b->n_items, g, bias, c->d_model, c->ln_eps);
 }
 
 /* The step's items: each sequence's slot (sliding a full window), its

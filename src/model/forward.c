@@ -15,12 +15,38 @@ static float *layer_cache(float *cache, const model_config *c, int l)
 
 /* ------------------------------------------------------------------ prefill */
 
+/* The prefill's matrix products run on the state's own pool, each thread
+ * one sgemm of OpenBLAS's on its part (OpenBLAS itself single-threaded,
+ * model_state_init): OpenBLAS's threads would spin on the same cores
+ * after each product, while the pool works, and slow the decodes that
+ * follow a prefill (the candidates of an answer) for a good part of a
+ * second.  A part's sgemm takes the same steps for each element as one
+ * over the whole, so the bits do not depend on the number of threads. */
+typedef struct gemm_job {
+    int n;
+    const float *A;
+    const matrix *w;
+    float beta;
+    float *C;
+} gemm_job;
+
+/* Thread I's rows LO..HI-1 of A and C. */
+static void gemm_rows(void *ctx, int i, int nt)
+{
+    const gemm_job *g = ctx;
+    int lo, hi, k = g->w->cols, r = g->w->rows;
+    pool_split(g->n, i, nt, 16, &lo, &hi);
+    if (lo < hi)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, hi - lo, r, k, 1.0f, g->A + (size_t)lo * k, k,
+                    g->w->data, k, g->beta, g->C + (size_t)lo * r, r);
+}
+
 /* C (n, rows of W) = A (n, cols of W) . W^T + beta C, all row-major; W is
  * one of s->pw's matrices (F32). */
-static void gemm_wt(int n, const float *A, const matrix *w, float beta, float *C)
+static void gemm_wt(model_state *s, int n, const float *A, const matrix *w, float beta, float *C)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, w->rows, w->cols, 1.0f, A, w->cols,
-                w->data, w->cols, beta, C, w->rows);
+    gemm_job g = { .n = n, .A = A, .w = w, .beta = beta, .C = C };
+    pool_run(s->pool, gemm_rows, &g);
 }
 
 /* A row-parallel step of the prefill over rows 0..n-1, run on the pool. */
@@ -28,8 +54,6 @@ typedef struct prefill_rows {
     model_state *s;
     int n;                  /* rows */
     const float *w, *b;     /* the norm's gain and bias, or (w NULL) the bias to add */
-    int m;                  /* relative softmax: columns of R */
-    float scale;            /* relative softmax: 1/sqrt(d_head) */
 } prefill_rows;
 
 /* XB = LayerNorm(X) row by row, gain w, bias b. */
@@ -70,17 +94,6 @@ static void rows_add_bias(void *ctx, int i, int nt)
     }
 }
 
-/* S = softmax(causal mask((S + skew(R)) * scale)) row by row, for one head. */
-static void rows_rel_softmax(void *ctx, int i, int nt)
-{
-    const prefill_rows *j = ctx;
-    /* row r costs about r: cut at n*sqrt(i/nt) so the parts weigh the same */
-    int lo = (int)(j->n * sqrt((double)i / nt)), hi = (int)(j->n * sqrt((double)(i + 1) / nt));
-    if (i + 1 == nt)
-        hi = j->n;
-    rel_softmax_rows(j->s->S, j->s->R, j->n, j->m, j->scale, lo, hi);
-}
-
 /* XB = LayerNorm(X) with gain W and bias B, for N rows. */
 static void prefill_norm(model_state *s, int n, const float *w, const float *b)
 {
@@ -103,10 +116,10 @@ static void scatter_heads(float *cache, const float *src, int n, const model_con
 static void prefill_qkv(model_state *s, int l, const layer_weights *L, int n)
 {
     const model_config *c = &s->m->cfg;
-    gemm_wt(n, s->XB, &L->wq, 0.0f, s->Q);
-    gemm_wt(n, s->XB, &L->wk, 0.0f, s->ATT);            /* ATT: scratch until attention */
+    gemm_wt(s, n, s->XB, &L->wq, 0.0f, s->Q);
+    gemm_wt(s, n, s->XB, &L->wk, 0.0f, s->ATT);         /* ATT: scratch until attention */
     scatter_heads(layer_cache(s->k_cache, c, l), s->ATT, n, c);
-    gemm_wt(n, s->XB, &L->wv, 0.0f, s->ATT);
+    gemm_wt(s, n, s->XB, &L->wv, 0.0f, s->ATT);
     scatter_heads(layer_cache(s->v_cache, c, l), s->ATT, n, c);
 }
 
@@ -115,30 +128,37 @@ static void prefill_qkv(model_state *s, int l, const layer_weights *L, int n)
  * multiplied by V) about half: n^2/2 + n*PREFILL_BLOCK/2 entries, not n^2. */
 #define PREFILL_BLOCK 64
 
-/* One head's scores, block by block: for rows [r0, r1), S = Q_h K_h^T over
- * keys 0..r1-1 and R = Q_h E_h^T over distances 0..min(r1, m)-1 (R[i][dist]);
- * what lies right of that is never read: rel_softmax_rows masks j > i. */
-static void head_scores(model_state *s, const float *qh, const float *kh, const float *eh, int n,
-                        int m)
-{
-    int d = s->m->cfg.d_model, dh = s->m->cfg.d_head;
-    for (int r0 = 0; r0 < n; r0 += PREFILL_BLOCK) {
-        int r1 = r0 + PREFILL_BLOCK < n ? r0 + PREFILL_BLOCK : n, mr = r1 < m ? r1 : m;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, dh, 1.0f,
-                    qh + (size_t)r0 * d, d, kh, dh, 0.0f, s->S + (size_t)r0 * n, n);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, mr, dh, 1.0f,
-                    qh + (size_t)r0 * d, d, eh, dh, 0.0f, s->R + (size_t)r0 * m, m);
-    }
-}
+/* One head's attention, a pool job: the query rows in blocks of
+ * PREFILL_BLOCK, each thread a run of blocks of about equal cost (a block
+ * costs about its last row).  For a block's rows [r0, r1): S = Q_h K_h^T
+ * over keys 0..r1-1 and R = Q_h E_h^T over distances 0..min(r1, m)-1
+ * (R[i][dist]), what lies right of that never read (rel_softmax_rows masks
+ * j > i); the relative softmax of those rows; OUT = S V_h for them.  Every
+ * block's products are the same calls whichever thread makes them. */
+typedef struct head_job {
+    model_state *s;
+    const float *qh, *kh, *eh, *vh;
+    float *out;             /* (n rows, d_model apart) */
+    int n, m;
+    float scale;
+} head_job;
 
-/* One head's output OUT (n rows, d_model apart) = S V_h, block by block. */
-static void head_values(model_state *s, const float *vh, float *out, int n)
+static void head_blocks(void *ctx, int i, int nt)
 {
-    int d = s->m->cfg.d_model, dh = s->m->cfg.d_head;
-    for (int r0 = 0; r0 < n; r0 += PREFILL_BLOCK) {
-        int r1 = r0 + PREFILL_BLOCK < n ? r0 + PREFILL_BLOCK : n;
+    const head_job *j = ctx;
+    model_state *s = j->s;
+    int d = s->m->cfg.d_model, dh = s->m->cfg.d_head, n = j->n, m = j->m;
+    int nb = (n + PREFILL_BLOCK - 1) / PREFILL_BLOCK;
+    int b0 = (int)(nb * sqrt((double)i / nt)), b1 = i + 1 == nt ? nb : (int)(nb * sqrt((double)(i + 1) / nt));
+    for (int b = b0; b < b1; b++) {
+        int r0 = b * PREFILL_BLOCK, r1 = r0 + PREFILL_BLOCK < n ? r0 + PREFILL_BLOCK : n, mr = r1 < m ? r1 : m;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, dh, 1.0f,
+                    j->qh + (size_t)r0 * d, d, j->kh, dh, 0.0f, s->S + (size_t)r0 * n, n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, mr, dh, 1.0f,
+                    j->qh + (size_t)r0 * d, d, j->eh, dh, 0.0f, s->R + (size_t)r0 * m, m);
+        rel_softmax_rows(s->S, s->R, n, m, j->scale, r0, r1);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, dh, r1, 1.0f,
-                    s->S + (size_t)r0 * n, n, vh, dh, 0.0f, out + (size_t)r0 * d, d);
+                    s->S + (size_t)r0 * n, n, j->vh, dh, 0.0f, j->out + (size_t)r0 * d, d);
     }
 }
 
@@ -150,12 +170,15 @@ static void prefill_attention(model_state *s, int l, const layer_weights *L, int
     int dh = c->d_head, M = c->max_rel;
     const float *kc = layer_cache(s->k_cache, c, l), *vc = layer_cache(s->v_cache, c, l);
     const float *E = L->er.data;               /* (n_heads, max_rel, dh), F32 */
-    prefill_rows j = { .s = s, .n = n, .m = n < M ? n : M, .scale = 1.0f / sqrtf((float)dh) };
+    head_job j = { .s = s, .n = n, .m = n < M ? n : M, .scale = 1.0f / sqrtf((float)dh) };
     for (int h = 0; h < c->n_heads; h++) {
         size_t at = (size_t)h * c->context * dh;
-        head_scores(s, s->Q + h * dh, kc + at, E + (size_t)h * M * dh, n, j.m);
-        pool_run(s->pool, rows_rel_softmax, &j);
-        head_values(s, vc + at, s->ATT + h * dh, n);
+        j.qh = s->Q + h * dh;
+        j.kh = kc + at;
+        j.eh = E + (size_t)h * M * dh;
+        j.vh = vc + at;
+        j.out = s->ATT + h * dh;
+        pool_run(s->pool, head_blocks, &j);
     }
 }
 
@@ -181,7 +204,7 @@ static void prefill_logits(model_state *s, int n, float *all_logits)
     int d = c->d_model;
     if (all_logits) {
         prefill_norm(s, n, m->w.out_norm_w, m->w.out_norm_b);
-        gemm_wt(n, s->XB, &s->pw.token_embd, 0.0f, all_logits);
+        gemm_wt(s, n, s->XB, &s->pw.token_embd, 0.0f, all_logits);
         memcpy(s->logits, all_logits + (size_t)(n - 1) * c->vocab_size, sizeof(float) * (size_t)c->vocab_size);
     } else {
         layernorm(s->xb, s->X + (size_t)(n - 1) * d, m->w.out_norm_w, m->w.out_norm_b, d, c->ln_eps);
@@ -220,11 +243,11 @@ int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
         prefill_norm(s, n, L->attn_norm_w, L->attn_norm_b);   /* XB = LN1(X) */
         prefill_qkv(s, l, L, n);                              /* Q, K, V = XB Wq^T, XB Wk^T, XB Wv^T */
         prefill_attention(s, l, L, n);                        /* ATT = relative causal attention */
-        gemm_wt(n, s->ATT, &L->wo, 1.0f, s->X);               /* X += ATT Wo^T */
+        gemm_wt(s, n, s->ATT, &L->wo, 1.0f, s->X);            /* X += ATT Wo^T */
         prefill_norm(s, n, L->ffn_norm_w, L->ffn_norm_b);     /* XB = LN2(X) */
-        gemm_wt(n, s->XB, &L->w_up, 0.0f, s->H);              /* H = XB W1^T */
+        gemm_wt(s, n, s->XB, &L->w_up, 0.0f, s->H);           /* H = XB W1^T */
         prefill_bias_gelu(s, L->b_up, n);                     /* H = gelu(H + b1) */
-        gemm_wt(n, s->H, &L->w_down, 1.0f, s->X);             /* X += H W2^T */
+        gemm_wt(s, n, s->H, &L->w_down, 1.0f, s->X);          /* X += H W2^T */
         prefill_add_bias(s, L->b_down, n);                    /* X += b2 */
     }
     prefill_logits(s, n, all_logits);                         /* logits = LN_f(X) E^T */

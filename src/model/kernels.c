@@ -268,6 +268,29 @@ static inline void hsum512x8(float out[8], const __m512 v[8])
     }
 }
 
+/* hsum512(V[t]) for sixteen vectors at once, as one vector: the same
+ * pairs added at each level (lanes i + (i+8), then i+4, i+2, i+1), two to
+ * sixteen vectors to a register.  Lane 4k + m of the result is V[4m + k]'s
+ * sum, so a caller that puts row 4k + m in V[4m + k] gets the sixteen rows'
+ * sums in order. */
+__attribute__((target("avx512f")))
+static inline __m512 hsum512x16(const __m512 v[16])
+{
+    __m512 w[8], x[4], y[2];
+    for (int m = 0; m < 8; m++)     /* + (i+8): v[2m]'s in lanes 0-7, v[2m+1]'s in 8-15 */
+        w[m] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * m], v[2 * m + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_f32x4(v[2 * m], v[2 * m + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    for (int n = 0; n < 4; n++)     /* + (i+4): block k of x[n] is v[4n+k]'s */
+        x[n] = _mm512_add_ps(_mm512_shuffle_f32x4(w[2 * n], w[2 * n + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_f32x4(w[2 * n], w[2 * n + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    for (int n = 0; n < 2; n++)     /* + (i+2): block k: lanes 0-1 v[8n+k]'s, 2-3 v[8n+4+k]'s */
+        y[n] = _mm512_add_ps(_mm512_shuffle_ps(x[2 * n], x[2 * n + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(x[2 * n], x[2 * n + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    /* + (i+1): block k is v[k], v[4+k], v[8+k], v[12+k]'s sums */
+    return _mm512_add_ps(_mm512_shuffle_ps(y[0], y[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_ps(y[0], y[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
 __attribute__((target("avx512f")))
 static float dot_avx512(const float *a, const float *b, int n)
 {
@@ -384,7 +407,8 @@ ROWS_AVX2(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOA
  * 8/G rows, each row loaded once for its G vectors and the eight sums
  * reduced together (hsum512x8).  Each dot product is dot_avx512's /
  * dot_f16_avx512's, step for step: the same fused multiply-adds in the
- * same order and the same reduction tree. */
+ * same order and the same reduction tree.  One vector (matvec) goes this
+ * way; batches take dots16w below. */
 #define DOTS8_AVX512(name, wtype, LOADW, TOF)                                                      \
     __attribute__((target("avx512f"), always_inline)) static inline void name(                     \
         float *out, size_t ldo, const wtype *w, size_t ld, const float *x, size_t ldx, int cols,   \
@@ -426,20 +450,131 @@ ROWS_AVX2(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOA
             }                                                                                      \
     }
 
-#define ROWS_AVX512(name, dots8, wtype, dotf)                                                      \
+/* A batch's long rows (the weight matrices): sixteen dot products at a
+ * time, G vectors (8, 4 or 2) times 16/G rows.  dot_avx512's two sums
+ * (s0 over columns 0-15, 32-47, ...; s1 over 16-31, 48-63, ...) are
+ * separate chains, so all sixteen s0 chains run first and then all
+ * sixteen s1 chains: each pass loads the G vectors' sixteen columns once
+ * per step for all the rows, and a row's half of them once for all the
+ * vectors, 16 sums in registers.  Each dot product is dot_avx512's /
+ * dot_f16_avx512's, step for step; the sixteen are reduced together
+ * (hsum512x16). */
+#define DOTS16W_AVX512(name, wtype, LOADW, TOF, G)                                                 \
+    __attribute__((target("avx512f"))) static int name(float *out, size_t ldo, const wtype *w,     \
+                                                       size_t ld, const float *x, size_t ldx,      \
+                                                       int cols, int b0, int r, int r1, int r0)    \
+    {                                                                                              \
+        enum { NR = 16 / G };                                                                      \
+        int tail = cols / 16 * 16;                      /* scalar columns from here on */          \
+        for (; r + NR <= r1; r += NR) {                                                            \
+            __m512 s0[16], s1[16], v[16];                                                          \
+            int i;                                                                                 \
+            _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++) s0[k] = _mm512_setzero_ps();     \
+            for (i = 0; i + 32 <= cols; i += 32) {      /* s0 */                                   \
+                __m512 xv[G];                                                                      \
+                _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)                                \
+                    xv[b] = _mm512_loadu_ps(x + (size_t)(b0 + b) * ldx + i);                       \
+                _Pragma("GCC unroll 16") for (int a = 0; a < NR; a++) {                            \
+                    __m512 wa = LOADW(w + (size_t)(r + a) * ld + i);                               \
+                    _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)                            \
+                        s0[a * G + b] = _mm512_fmadd_ps(wa, xv[b], s0[a * G + b]);                 \
+                }                                                                                  \
+            }                                                                                      \
+            if (i + 16 <= cols) {                       /* s0's last sixteen columns */            \
+                __m512 xv[G];                                                                      \
+                _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)                                \
+                    xv[b] = _mm512_loadu_ps(x + (size_t)(b0 + b) * ldx + i);                       \
+                _Pragma("GCC unroll 16") for (int a = 0; a < NR; a++) {                            \
+                    __m512 wa = LOADW(w + (size_t)(r + a) * ld + i);                               \
+                    _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)                            \
+                        s0[a * G + b] = _mm512_fmadd_ps(wa, xv[b], s0[a * G + b]);                 \
+                }                                                                                  \
+            }                                                                                      \
+            _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++) s1[k] = _mm512_setzero_ps();     \
+            for (i = 0; i + 32 <= cols; i += 32) {      /* s1 */                                   \
+                __m512 xv[G];                                                                      \
+                _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)                                \
+                    xv[b] = _mm512_loadu_ps(x + (size_t)(b0 + b) * ldx + i + 16);                  \
+                _Pragma("GCC unroll 16") for (int a = 0; a < NR; a++) {                            \
+                    __m512 wa = LOADW(w + (size_t)(r + a) * ld + i + 16);                          \
+                    _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)                            \
+                        s1[a * G + b] = _mm512_fmadd_ps(wa, xv[b], s1[a * G + b]);                 \
+                }                                                                                  \
+            }                                                                                      \
+            _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++) v[k] = _mm512_add_ps(s0[k], s1[k]); \
+            float sums[16];                                                                        \
+            _mm512_storeu_ps(sums, hsum512x16(v));                                                 \
+            _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++)                                  \
+                out[(size_t)(b0 + k % G) * ldo + (size_t)(r + k / G - r0)] = sums[4 * (k % 4) + k / 4]; \
+            for (int k = 0; k < 16 && tail < cols; k++) {                                          \
+                const wtype *wr = w + (size_t)(r + k / G) * ld;                                    \
+                const float *xb = x + (size_t)(b0 + k % G) * ldx;                                  \
+                float *o = out + (size_t)(b0 + k % G) * ldo + (size_t)(r + k / G - r0);            \
+                for (int t = tail; t < cols; t++)                                                  \
+                    *o += TOF(wr[t]) * xb[t];                                                      \
+            }                                                                                      \
+        }                                                                                          \
+        return r;                                                                                  \
+    }
+
+/* Short rows (attention's: d_head columns), sixteen dot products of one
+ * vector at a time, OUT[t] = W[R + t] . X for t < 16: each is
+ * dot_avx512's / dot_f16_avx512's, step for step (COLS a multiple of 16),
+ * and the sixteen are reduced together into one vector (hsum512x16)
+ * instead of one sum at a time. */
+#define DOTS16_AVX512(name, wtype, LOADW)                                                          \
+    __attribute__((target("avx512f"), always_inline)) static inline void name(                     \
+        float *out, const wtype *w, size_t ld, const float *x, int cols, int r)                    \
+    {                                                                                              \
+        __m512 v[16];                                                                              \
+        _Pragma("GCC unroll 16") for (int s = 0; s < 16; s++) {                                    \
+            const wtype *wr = w + (size_t)(r + 4 * (s % 4) + s / 4) * ld;                          \
+            __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();                             \
+            int i = 0;                                                                             \
+            for (; i + 32 <= cols; i += 32) {                                                      \
+                s0 = _mm512_fmadd_ps(LOADW(wr + i), _mm512_loadu_ps(x + i), s0);                   \
+                s1 = _mm512_fmadd_ps(LOADW(wr + i + 16), _mm512_loadu_ps(x + i + 16), s1);         \
+            }                                                                                      \
+            if (i < cols)                                                                          \
+                s0 = _mm512_fmadd_ps(LOADW(wr + i), _mm512_loadu_ps(x + i), s0);                   \
+            v[s] = _mm512_add_ps(s0, s1);                                                          \
+        }                                                                                          \
+        _mm512_storeu_ps(out, hsum512x16(v));                                                      \
+    }
+
+/* Columns up to which rows are taken sixteen at a time, one vector after
+ * another (dots16); longer rows (the weight matrices) take dots16w for
+ * two or more vectors, dots8 for one. */
+#define DOTS16_MAX_COLS 128
+
+#define ROWS_AVX512(name, dots8, dots16w, dots16, wtype, dotf)                                     \
     __attribute__((target("avx512f"))) static void name(float *out, size_t ldo, const wtype *w,    \
                                                         size_t ld, const float *x, size_t ldx,     \
                                                         int cols, int nb, int r0, int r1)          \
     {                                                                                              \
-        for (int b0 = 0; b0 < nb;) {                                                               \
-            int left = nb - b0, g = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1, r = r0;     \
-            for (; r + 8 / g <= r1; r += 8 / g)                                                    \
-                switch (g) {                                                                       \
-                case 8: dots8(out, ldo, w, ld, x, ldx, cols, 8, b0, r, r0); break;                 \
-                case 4: dots8(out, ldo, w, ld, x, ldx, cols, 4, b0, r, r0); break;                 \
-                case 2: dots8(out, ldo, w, ld, x, ldx, cols, 2, b0, r, r0); break;                 \
-                default: dots8(out, ldo, w, ld, x, ldx, cols, 1, b0, r, r0); break;                \
+        int rs = r0;                                                                               \
+        if (cols % 16 == 0 && cols <= DOTS16_MAX_COLS) {                                           \
+            for (; rs + 16 <= r1; rs += 16) {  /* each block of rows stays in L1 for every vector */ \
+                for (int b = 0; b < nb; b++) {                                                     \
+                    float *o = out + (size_t)b * ldo + (size_t)(rs - r0);                          \
+                    if (cols == 64)     /* d_head 64: the loops unrolled, x in registers */         \
+                        dots16(o, w, ld, x + (size_t)b * ldx, 64, rs);                             \
+                    else                                                                           \
+                        dots16(o, w, ld, x + (size_t)b * ldx, cols, rs);                           \
                 }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        for (int b0 = 0; b0 < nb;) {                                                               \
+            int left = nb - b0, g = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1, r = rs;     \
+            if (g == 1)                                                                            \
+                for (; r + 8 <= r1; r += 8)                                                        \
+                    dots8(out, ldo, w, ld, x, ldx, cols, 1, b0, r, r0);                            \
+            else if (g == 8)                                                                       \
+                r = dots16w##8(out, ldo, w, ld, x, ldx, cols, b0, r, r1, r0);                      \
+            else if (g == 4)                                                                       \
+                r = dots16w##4(out, ldo, w, ld, x, ldx, cols, b0, r, r1, r0);                      \
+            else                                                                                   \
+                r = dots16w##2(out, ldo, w, ld, x, ldx, cols, b0, r, r1, r0);                      \
             for (; r < r1; r++)                                                                    \
                 for (int b = b0; b < b0 + g; b++)                                                  \
                     out[(size_t)b * ldo + (size_t)(r - r0)] =                                      \
@@ -450,8 +585,16 @@ ROWS_AVX2(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOA
 
 DOTS8_AVX512(dots8_f32_avx512, float, LOAD16_F32, TO_F32)
 DOTS8_AVX512(dots8_f16_avx512, uint16_t, LOAD16_F16, F16_TO_F32)
-ROWS_AVX512(rows_f32_avx512, dots8_f32_avx512, float, dot_avx512)
-ROWS_AVX512(rows_f16_avx512, dots8_f16_avx512, uint16_t, dot_f16_avx512)
+DOTS16W_AVX512(dots16w_f32_avx512_8, float, LOAD16_F32, TO_F32, 8)
+DOTS16W_AVX512(dots16w_f32_avx512_4, float, LOAD16_F32, TO_F32, 4)
+DOTS16W_AVX512(dots16w_f32_avx512_2, float, LOAD16_F32, TO_F32, 2)
+DOTS16W_AVX512(dots16w_f16_avx512_8, uint16_t, LOAD16_F16, F16_TO_F32, 8)
+DOTS16W_AVX512(dots16w_f16_avx512_4, uint16_t, LOAD16_F16, F16_TO_F32, 4)
+DOTS16W_AVX512(dots16w_f16_avx512_2, uint16_t, LOAD16_F16, F16_TO_F32, 2)
+DOTS16_AVX512(dots16_f32_avx512, float, LOAD16_F32)
+DOTS16_AVX512(dots16_f16_avx512, uint16_t, LOAD16_F16)
+ROWS_AVX512(rows_f32_avx512, dots8_f32_avx512, dots16w_f32_avx512_, dots16_f32_avx512, float, dot_avx512)
+ROWS_AVX512(rows_f16_avx512, dots8_f16_avx512, dots16w_f16_avx512_, dots16_f16_avx512, uint16_t, dot_f16_avx512)
 
 /* Accumulators stay in registers when dh <= 128 and a multiple of 16. */
 __attribute__((target("avx512f")))
@@ -474,6 +617,51 @@ static void weighted_rows_avx512(float *out, const float *v, size_t ld, const fl
     }
     for (int k = 0; k < nv; k++)
         _mm512_storeu_ps(out + 16 * k, acc[k]);
+}
+
+/* weighted_rows for G queries (P + b LDP, OUT + b LDO) over the same rows
+ * of 16 NV floats: each row is loaded once for all of them, and the G NV
+ * sums, each a chain over j in order (weighted_rows_avx512's bits), run
+ * side by side instead of one query's few chains waiting on each other. */
+__attribute__((target("avx512f"), always_inline))
+static inline void weighted_group_avx512(float *out, size_t ldo, const float *v, size_t ld, const float *p, size_t ldp,
+                                         int n, const int g, const int nv)
+{
+    __m512 acc[16], row[8];
+    for (int b = 0; b < g; b++)
+        for (int k = 0; k < nv; k++)
+            acc[b * nv + k] = _mm512_loadu_ps(out + (size_t)b * ldo + 16 * k);
+    for (int j = 0; j < n; j++) {
+        for (int k = 0; k < nv; k++)
+            row[k] = _mm512_loadu_ps(v + (size_t)j * ld + 16 * k);
+        for (int b = 0; b < g; b++) {
+            __m512 pj = _mm512_set1_ps(p[(size_t)b * ldp + (size_t)j]);
+            for (int k = 0; k < nv; k++)
+                acc[b * nv + k] = _mm512_fmadd_ps(pj, row[k], acc[b * nv + k]);
+        }
+    }
+    for (int b = 0; b < g; b++)
+        for (int k = 0; k < nv; k++)
+            _mm512_storeu_ps(out + (size_t)b * ldo + 16 * k, acc[b * nv + k]);
+}
+
+/* Queries four at a time where d_head is 64 (16 sums in registers), else
+ * one at a time. */
+__attribute__((target("avx512f")))
+static void weighted_rows_n_avx512(float *out, size_t ldo, const float *v, size_t ld, const float *p, size_t ldp,
+                                   int nq, int n, int dh)
+{
+    int b = 0;
+    if (dh == 64)
+        for (; b < nq; b += 4)
+            switch (nq - b) {
+            case 1: weighted_group_avx512(out + b * ldo, ldo, v, ld, p + b * ldp, ldp, n, 1, 4); break;
+            case 2: weighted_group_avx512(out + b * ldo, ldo, v, ld, p + b * ldp, ldp, n, 2, 4); break;
+            case 3: weighted_group_avx512(out + b * ldo, ldo, v, ld, p + b * ldp, ldp, n, 3, 4); break;
+            default: weighted_group_avx512(out + b * ldo, ldo, v, ld, p + b * ldp, ldp, n, 4, 4); break;
+            }
+    for (; b < nq; b++)
+        weighted_rows_avx512(out + b * ldo, v, ld, p + b * ldp, n, dh);
 }
 
 __attribute__((target("avx2,fma")))
@@ -571,16 +759,11 @@ static void gelu_avx512(float *x, int n)
     gelu_scalar(x + i, n - i);
 }
 
+/* softmax_avx512 from its second pass on, X's largest element being MX. */
 __attribute__((target("avx512f")))
-static void softmax_avx512(float *x, int n)
+static void softmax_from_max_avx512(float *x, int n, float mx)
 {
-    __m512 vm = _mm512_set1_ps(x[0]);
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        vm = _mm512_max_ps(vm, _mm512_loadu_ps(x + i));
-    float mx = _mm512_reduce_max_ps(vm);
-    for (; i < n; i++)
-        mx = x[i] > mx ? x[i] : mx;
+    int i;
     __m512 vmx = _mm512_set1_ps(mx), acc = _mm512_setzero_ps();
     for (i = 0; i + 16 <= n; i += 16) {
         __m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), vmx));
@@ -597,6 +780,60 @@ static void softmax_avx512(float *x, int n)
         _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), inv));
     for (; i < n; i++)
         x[i] *= 1.0f / sum;
+}
+
+__attribute__((target("avx512f")))
+static void softmax_avx512(float *x, int n)
+{
+    __m512 vm = _mm512_set1_ps(x[0]);
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        vm = _mm512_max_ps(vm, _mm512_loadu_ps(x + i));
+    float mx = _mm512_reduce_max_ps(vm);
+    for (; i < n; i++)
+        mx = x[i] > mx ? x[i] : mx;
+    softmax_from_max_avx512(x, n, mx);
+}
+
+/* LAST[-k] += R[k] for k < N: the relative term, distance k, added to the
+ * score k slots before the newest (a ring read backwards). */
+__attribute__((target("avx512f")))
+static void add_reversed_avx512(float *last, const float *r, int n)
+{
+    const __m512i rev = _mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    int k = 0;
+    for (; k + 16 <= n; k += 16) {
+        float *p = last - k - 15;
+        _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), _mm512_permutexvar_ps(rev, _mm512_loadu_ps(r + k))));
+    }
+    for (; k < n; k++)
+        last[-k] += r[k];
+}
+
+/* attend_softmax_generic's steps, each element's the same operations, in
+ * fewer passes: the relative term added sixteen at a time, the scaling
+ * and the search for the largest in one pass. */
+__attribute__((target("avx512f")))
+static void rel_softmax_avx512(float *scores, int n_keys, int newest, const float *rel, int max_rel, float scale)
+{
+    int m = n_keys < max_rel ? n_keys : max_rel;
+    int wrap = m < newest + 1 ? m : newest + 1;
+    add_reversed_avx512(scores + newest, rel, wrap);
+    if (m > wrap)
+        add_reversed_avx512(scores + n_keys + newest - wrap, rel + wrap, m - wrap);
+    __m512 vs = _mm512_set1_ps(scale), vm = _mm512_set1_ps(scores[0] * scale);
+    int j = 0;
+    for (; j + 16 <= n_keys; j += 16) {
+        __m512 v = _mm512_mul_ps(_mm512_loadu_ps(scores + j), vs);
+        _mm512_storeu_ps(scores + j, v);
+        vm = _mm512_max_ps(vm, v);
+    }
+    float mx = _mm512_reduce_max_ps(vm);
+    for (; j < n_keys; j++) {
+        scores[j] *= scale;
+        mx = scores[j] > mx ? scores[j] : mx;
+    }
+    softmax_from_max_avx512(scores, n_keys, mx);
 }
 
 __attribute__((target("avx2,fma")))
@@ -683,6 +920,36 @@ static void softmax_avx2(float *x, int n)
 }
 #endif
 
+/* weighted_rows for NQ queries, one after another (the levels without a
+ * faster way). */
+#define WEIGHTED_ROWS_N(name, one)                                                                 \
+    static void name(float *out, size_t ldo, const float *v, size_t ld, const float *p, size_t ldp, \
+                     int nq, int n, int dh)                                                        \
+    {                                                                                              \
+        for (int b = 0; b < nq; b++)                                                               \
+            one(out + (size_t)b * ldo, v, ld, p + (size_t)b * ldp, n, dh);                         \
+    }
+WEIGHTED_ROWS_N(weighted_rows_n_scalar, weighted_rows_scalar)
+#if KERNELS_X86
+WEIGHTED_ROWS_N(weighted_rows_n_avx2, weighted_rows_avx2)
+#endif
+
+/* attend_softmax: the relative term at each score's distance, the scale,
+ * then the level's softmax. */
+static void attend_softmax_generic(float *scores, int n_keys, int newest, const float *rel, int max_rel, float scale)
+{
+    /* distance d sits in row newest - d, wrapping past row 0 to the end */
+    int m = n_keys < max_rel ? n_keys : max_rel;
+    int wrap = m < newest + 1 ? m : newest + 1;
+    for (int d = 0; d < wrap; d++)
+        scores[newest - d] += rel[d];
+    for (int d = wrap; d < m; d++)
+        scores[n_keys + newest - d] += rel[d];
+    for (int j = 0; j < n_keys; j++)
+        scores[j] *= scale;
+    softmax(scores, n_keys);
+}
+
 /* ------------------------------------------------------------------ the table */
 
 /* The fast kernels of one instruction-set level. */
@@ -698,18 +965,26 @@ typedef struct kernel_table {
                       int cols, int nb, int r0, int r1);
     /* out (dh) = sum_j p[j] V[j] over N rows LD floats apart */
     void  (*weighted_rows)(float *out, const float *v, size_t ld, const float *p, int n, int dh);
+    /* the same for NQ queries over the same rows: OUT + b LDO, P + b LDP */
+    void  (*weighted_rows_n)(float *out, size_t ldo, const float *v, size_t ld, const float *p, size_t ldp,
+                             int nq, int n, int dh);
     void  (*gelu)(float *x, int n);
     void  (*softmax)(float *x, int n);
+    /* attend_softmax */
+    void  (*rel_softmax)(float *scores, int n_keys, int newest, const float *rel, int max_rel, float scale);
 } kernel_table;
 
 static const kernel_table kernel_tables[] = {
     { KERNEL_SCALAR, f16_row_scalar, dot_scalar, axpy_scalar, rows_f32_scalar, rows_f16_scalar,
-      weighted_rows_scalar, gelu_scalar, softmax_scalar },
+      weighted_rows_scalar, weighted_rows_n_scalar, gelu_scalar, softmax_scalar,
+      attend_softmax_generic },
 #if KERNELS_X86
     { KERNEL_AVX2, f16_row_avx2, dot_avx2, axpy_avx2, rows_f32_avx2, rows_f16_avx2,
-      weighted_rows_avx2, gelu_avx2, softmax_avx2 },
+      weighted_rows_avx2, weighted_rows_n_avx2, gelu_avx2, softmax_avx2,
+      attend_softmax_generic },
     { KERNEL_AVX512, f16_row_avx2, dot_avx512, axpy_avx512, rows_f32_avx512, rows_f16_avx512,
-      weighted_rows_avx512, gelu_avx512, softmax_avx512 },
+      weighted_rows_avx512, weighted_rows_n_avx512, gelu_avx512, softmax_avx512,
+      rel_softmax_avx512 },
 #endif
 };
 
@@ -821,6 +1096,40 @@ void layernorm(float *out, const float *x, const float *g, const float *b, int n
         out[i] = (x[i] - m) * inv * g[i] + b[i];
 }
 
+/* Four rows at a time: each row's sums are layernorm's chains of double
+ * additions, in the same order, run side by side (one row's chain waits on
+ * each addition; four keep the adder busy). */
+void layernorm_rows(float *out, const float *x, size_t ld, int rows, const float *g, const float *b, int n, float eps)
+{
+    enum { G = 4 };
+    int r = 0;
+    for (; r + G <= rows; r += G) {
+        const float *xr[G];
+        double mean[G], var[G];
+        for (int k = 0; k < G; k++) {
+            xr[k] = x + (size_t)(r + k) * ld;
+            mean[k] = var[k] = 0;
+        }
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < G; k++)
+                mean[k] += xr[k][i];
+        for (int k = 0; k < G; k++)
+            mean[k] /= n;
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < G; k++)
+                var[k] += (xr[k][i] - mean[k]) * (xr[k][i] - mean[k]);
+        for (int k = 0; k < G; k++) {
+            var[k] /= n;
+            float inv = (float)(1.0 / sqrt(var[k] + eps)), m = (float)mean[k];
+            float *o = out + (size_t)(r + k) * ld;
+            for (int i = 0; i < n; i++)
+                o[i] = (xr[k][i] - m) * inv * g[i] + b[i];
+        }
+    }
+    for (; r < rows; r++)
+        layernorm(out + (size_t)r * ld, x + (size_t)r * ld, g, b, n, eps);
+}
+
 void gelu(float *x, int n)
 {
     kernels()->gelu(x, n);
@@ -859,21 +1168,18 @@ void attend_scores(float *scores, const float *q, size_t ldq, size_t lds, int nq
 
 void attend_softmax(float *scores, int n_keys, int newest, const float *rel, int max_rel, float scale)
 {
-    /* distance d sits in row newest - d, wrapping past row 0 to the end */
-    int m = n_keys < max_rel ? n_keys : max_rel;
-    int wrap = m < newest + 1 ? m : newest + 1;
-    for (int d = 0; d < wrap; d++)
-        scores[newest - d] += rel[d];
-    for (int d = wrap; d < m; d++)
-        scores[n_keys + newest - d] += rel[d];
-    for (int j = 0; j < n_keys; j++)
-        scores[j] *= scale;
-    softmax(scores, n_keys);
+    kernels()->rel_softmax(scores, n_keys, newest, rel, max_rel, scale);
 }
 
 void attend_values(float *out, const float *v, int ld, const float *p, int j0, int j1, int dh)
 {
     kernels()->weighted_rows(out, v + (size_t)j0 * (size_t)ld, (size_t)ld, p + j0, j1 - j0, dh);
+}
+
+void attend_values_n(float *out, size_t ldo, const float *v, int ld, const float *p, size_t ldp, int nq, int j0,
+                     int j1, int dh)
+{
+    kernels()->weighted_rows_n(out, ldo, v + (size_t)j0 * (size_t)ld, (size_t)ld, p + j0, ldp, nq, j1 - j0, dh);
 }
 
 void attend_query_naive(float *out, const float *q, const float *k, const float *v, int ld,

@@ -45,12 +45,13 @@ void matvec(float *out, const matrix *w, const float *x, int r0, int r1);
  * the same order), so a batch decodes what one sequence alone would. */
 void matmat(float *out, size_t ldo, const matrix *w, const float *x, size_t ldx, int nb, int r0, int r1);
 void matvec_naive(float *out, const matrix *w, const float *x, int r0, int r1);
-
 float dot_f32(const float *a, const float *b, int n);
 void  axpy_f32(float *y, float a, const float *x, int n);      /* y += a x */
 
 /* LayerNorm of X (n) with gain G and bias B into OUT; mean and variance in double. */
 void layernorm(float *out, const float *x, const float *g, const float *b, int n, float eps);
+/* layernorm of ROWS rows LD floats apart (X into OUT), each with its bits. */
+void layernorm_rows(float *out, const float *x, size_t ld, int rows, const float *g, const float *b, int n, float eps);
 /* Exact GELU in place: 0.5 x (1 + erf(x / sqrt 2)); the vector levels
  * compute erf as PyTorch's vectorized erf does (Abramowitz-Stegun 7.1.26,
  * |error| < 1.5e-7) and exp to about 1 ulp. */
@@ -83,6 +84,11 @@ void attend_softmax(float *scores, int n_keys, int newest, const float *rel, int
 /* OUT (dh) += sum of P[j] V[j] for j in J0..J1-1, in order: runs taken in
  * order from an OUT of zeros give the bits of one pass. */
 void attend_values(float *out, const float *v, int ld, const float *p, int j0, int j1, int dh);
+/* attend_values for NQ queries over the same rows, each row read once for
+ * all of them: OUT + b LDO (dh) += sum of (P + b LDP)[j] V[j], each query
+ * with attend_values' bits. */
+void attend_values_n(float *out, size_t ldo, const float *v, int ld, const float *p, size_t ldp, int nq, int j0,
+                     int j1, int dh);
 void attend_query_naive(float *out, const float *q, const float *k, const float *v, int ld,
                         int n_keys, int newest, const matrix *er, int dh, float scale, float *scores);
 

@@ -441,7 +441,7 @@ int model_state_init(model_state *s, const model *m, int n_threads)
         model_state_free(s);
         return -1;
     }
-    openblas_set_num_threads(n_threads < 1 ? 1 : n_threads);
+    openblas_set_num_threads(1);    /* the pool splits prefill's products (forward.c) */
     return 0;
 }
 
