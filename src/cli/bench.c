@@ -15,6 +15,7 @@
 #include "util/clock.h"
 #include "util/datafile.h"
 #include "util/log.h"
+#include "util/stats.h"
 
 /* Decode is timed at 256, 1024 and 2048 events of context when the model
  * reaches them, and at the model's own context (the largest) when that is
@@ -109,19 +110,6 @@ static double measure_bandwidth(float *buf, size_t n, int threads)
 
 /* ------------------------------------------------------------------ C engine */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of N values (sorted in place). */
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Batched decoding at the model's own context: B sequences forked from a
  * context of context - EV events, each stepped EV times together; events/s
  * of all of them, every size once a round, and each size's total over one
@@ -152,8 +140,8 @@ static void bench_batch(model_state *s, const int *toks, int events, bench_resul
             gain[k][round] = eps[k][round] / eps[0][round];
         }
     for (int k = 0; k < N_BATCH; k++) {
-        r->batch_eps[k] = median(eps[k], BATCH_ROUNDS);
-        r->batch_gain[k] = median(gain[k], BATCH_ROUNDS);
+        r->batch_eps[k] = median_in_place(eps[k], BATCH_ROUNDS);
+        r->batch_gain[k] = median_in_place(gain[k], BATCH_ROUNDS);
     }
     model_batch_free(&b);
 }

@@ -1,8 +1,9 @@
 /* transport.c: follows MIDI clock (tempo by a least-squares fit) and transport messages. */
 #include "daemon/transport.h"
 
-#include <stdlib.h>
 #include <string.h>
+
+#include "util/stats.h"
 
 #define GAP_NS     250000000LL  /* a longer pause in the clock starts the fit over */
 #define MIN_PERIOD (60e9 / (400.0 * TRANSPORT_PPQN))   /* beyond 400 BPM: not a tempo */
@@ -12,17 +13,6 @@ void transport_init(transport *t)
     memset(t, 0, sizeof *t);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* The line through the clocks in the ring (x = their index, y = their
  * arrival time relative to the newest), by Theil-Sen: the median of the
@@ -45,7 +35,7 @@ static void fit(transport *t)
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++)
             slopes[m++] = (y[j] - y[i]) / (j - i);
-    double slope = median(slopes, m);
+    double slope = median_in_place(slopes, m);
     if (slope <= 0)         /* clocks all bunched up: keep the period there was */
         slope = t->period_ns;
     if (slope <= 0)
@@ -53,7 +43,7 @@ static void fit(transport *t)
     for (int i = 0; i < n; i++)
         rest[i] = y[i] - slope * i;
     t->period_ns = slope;
-    t->fit_last_ns = (double)ref + median(rest, n) + slope * (n - 1);
+    t->fit_last_ns = (double)ref + median_in_place(rest, n) + slope * (n - 1);
 }
 
 static void clock_tick(transport *t, int64_t now)

@@ -16,12 +16,13 @@ static float *layer_cache(float *cache, const model_config *c, int l)
 /* ------------------------------------------------------------------ prefill */
 
 /* The prefill's matrix products run on the state's own pool, each thread
- * one sgemm of OpenBLAS's on its part (OpenBLAS itself single-threaded,
+ * one sgemm of OpenBLAS's on its rows (OpenBLAS itself single-threaded,
  * model_state_init): OpenBLAS's threads would spin on the same cores
  * after each product, while the pool works, and slow the decodes that
  * follow a prefill (the candidates of an answer) for a good part of a
- * second.  A part's sgemm takes the same steps for each element as one
- * over the whole, so the bits do not depend on the number of threads. */
+ * second.  One thread gives the bits of one sgemm over the whole; with
+ * more, OpenBLAS rounds some sizes' rows differently (as its own threads
+ * did), so results of different thread counts agree to rounding only. */
 typedef struct gemm_job {
     int n;
     const float *A;

@@ -468,37 +468,18 @@ ROWS_AVX2(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOA
         int tail = cols / 16 * 16;                      /* scalar columns from here on */          \
         for (; r + NR <= r1; r += NR) {                                                            \
             __m512 s0[16], s1[16], v[16];                                                          \
-            int i;                                                                                 \
-            _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++) s0[k] = _mm512_setzero_ps();     \
-            for (i = 0; i + 32 <= cols; i += 32) {      /* s0 */                                   \
-                __m512 xv[G];                                                                      \
-                _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)                                \
-                    xv[b] = _mm512_loadu_ps(x + (size_t)(b0 + b) * ldx + i);                       \
-                _Pragma("GCC unroll 16") for (int a = 0; a < NR; a++) {                            \
-                    __m512 wa = LOADW(w + (size_t)(r + a) * ld + i);                               \
+            _Pragma("GCC unroll 2") for (int pass = 0; pass < 2; pass++) {                         \
+                __m512 *s = pass ? s1 : s0;     /* s0: columns 0-15, 32-47, ...; s1: 16-31, ... */  \
+                _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++) s[k] = _mm512_setzero_ps();  \
+                for (int i = 16 * pass; i + 16 <= cols; i += 32) {                                 \
+                    __m512 xv[G];                                                                  \
                     _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)                            \
-                        s0[a * G + b] = _mm512_fmadd_ps(wa, xv[b], s0[a * G + b]);                 \
-                }                                                                                  \
-            }                                                                                      \
-            if (i + 16 <= cols) {                       /* s0's last sixteen columns */            \
-                __m512 xv[G];                                                                      \
-                _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)                                \
-                    xv[b] = _mm512_loadu_ps(x + (size_t)(b0 + b) * ldx + i);                       \
-                _Pragma("GCC unroll 16") for (int a = 0; a < NR; a++) {                            \
-                    __m512 wa = LOADW(w + (size_t)(r + a) * ld + i);                               \
-                    _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)                            \
-                        s0[a * G + b] = _mm512_fmadd_ps(wa, xv[b], s0[a * G + b]);                 \
-                }                                                                                  \
-            }                                                                                      \
-            _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++) s1[k] = _mm512_setzero_ps();     \
-            for (i = 0; i + 32 <= cols; i += 32) {      /* s1 */                                   \
-                __m512 xv[G];                                                                      \
-                _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)                                \
-                    xv[b] = _mm512_loadu_ps(x + (size_t)(b0 + b) * ldx + i + 16);                  \
-                _Pragma("GCC unroll 16") for (int a = 0; a < NR; a++) {                            \
-                    __m512 wa = LOADW(w + (size_t)(r + a) * ld + i + 16);                          \
-                    _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)                            \
-                        s1[a * G + b] = _mm512_fmadd_ps(wa, xv[b], s1[a * G + b]);                 \
+                        xv[b] = _mm512_loadu_ps(x + (size_t)(b0 + b) * ldx + i);                   \
+                    _Pragma("GCC unroll 16") for (int a = 0; a < NR; a++) {                        \
+                        __m512 wa = LOADW(w + (size_t)(r + a) * ld + i);                           \
+                        _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)                        \
+                            s[a * G + b] = _mm512_fmadd_ps(wa, xv[b], s[a * G + b]);               \
+                    }                                                                              \
                 }                                                                                  \
             }                                                                                      \
             _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++) v[k] = _mm512_add_ps(s0[k], s1[k]); \

@@ -45,6 +45,7 @@ void matvec(float *out, const matrix *w, const float *x, int r0, int r1);
  * the same order), so a batch decodes what one sequence alone would. */
 void matmat(float *out, size_t ldo, const matrix *w, const float *x, size_t ldx, int nb, int r0, int r1);
 void matvec_naive(float *out, const matrix *w, const float *x, int r0, int r1);
+
 float dot_f32(const float *a, const float *b, int n);
 void  axpy_f32(float *y, float a, const float *x, int n);      /* y += a x */
 

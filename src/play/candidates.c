@@ -128,29 +128,21 @@ int candidates_step(candidates *k)
 
 /* PITCH (N) of the note-ons of EV, in onset order and, at one onset, by
  * pitch (as bench/realism.py orders notes).  Returns N (at most MAX). */
-static int note_ons(const cont_event *ev, int n_ev, int *pitch, int max)
+static int note_ons(const cont_event *ev, int n_ev, unsigned char *pitch, int max)
 {
     int n = 0;
     double at[2048];
     if (max > 2048)
         max = 2048;
-    for (int i = 0; i < n_ev && n < max; i++) {
-        if (ev[i].kind != CONT_NOTE_ON)
-            continue;
-        int j = n++;
-        for (; j > 0 && at[j - 1] == ev[i].time && pitch[j - 1] > ev[i].pitch; j--) {
-            at[j] = at[j - 1];
-            pitch[j] = pitch[j - 1];
-        }
-        at[j] = ev[i].time;
-        pitch[j] = ev[i].pitch;
-    }
+    for (int i = 0; i < n_ev && n < max; i++)
+        if (ev[i].kind == CONT_NOTE_ON)
+            n = chord_order_insert(pitch, at, n, ev[i].pitch, ev[i].time);
     return n;
 }
 
 /* The share of the 3-interval runs of P (N notes) that occur among those
  * of the phrase heard H (NH notes), in any transposition. */
-static double motif_share(const int *p, int n, const unsigned char *h, int nh)
+static double motif_share(const unsigned char *p, int n, const unsigned char *h, int nh)
 {
     int found = 0, total = 0;
     for (int i = 0; i + 3 < n; i++, total++)
@@ -164,11 +156,11 @@ static double motif_share(const int *p, int n, const unsigned char *h, int nh)
 }
 
 /* The share of the most repeated of the N pitches P (0 without any). */
-static double top_share(const int *p, int n)
+static double top_share(const unsigned char *p, int n)
 {
     int count[128] = { 0 }, top = 0;
     for (int i = 0; i < n; i++)
-        if (p[i] >= 0 && p[i] < 128 && ++count[p[i]] > top)
+        if (p[i] < 128 && ++count[p[i]] > top)
             top = count[p[i]];
     return n ? (double)top / n : 0;
 }
@@ -176,7 +168,7 @@ static double top_share(const int *p, int n)
 void candidates_measure(const candidates *k, int i, cand_measures *m)
 {
     const continuation *c = &k->c[i];
-    int pitch[2048];
+    unsigned char pitch[2048];
     int n = note_ons(k->ev[i], k->n_ev[i], pitch, 2048);
     double span = k->n_ev[i] ? k->ev[i][k->n_ev[i] - 1].time : 0;
     double aim = k->home->ctx.pos.follow.aim;
@@ -189,10 +181,7 @@ void candidates_measure(const candidates *k, int i, cand_measures *m)
     m->nudged = c->n_sampled ? c->loglik_nudged / c->n_sampled : -1e9;
     m->motif = motif_share(pitch, n, k->home->phrase, k->home->n_phrase);
     m->pace = aim > 0 ? -fabs(log((n / span + 0.1) / (aim + 0.1))) : 0;
-    int heard[FOLLOW_RING], nh = k->home->n_phrase;
-    for (int j = 0; j < nh; j++)
-        heard[j] = k->home->phrase[j];
-    m->repeats = top_share(pitch, n) - top_share(heard, nh);
+    m->repeats = top_share(pitch, n) - top_share(k->home->phrase, k->home->n_phrase);
     m->capped = n ? (double)c->n_capped / n : 0;
 }
 

@@ -162,6 +162,18 @@ static int configure_sampler(continuation *c, const cont_spec *s)
 #define MOTIF_GAIN     4.0f     /* motif 1: a note that goes on a run heard, its logit + 4 ln(1 + count) */
 #define EXPLICIT_KEY_WEIGHT 30  /* a named key counts as 30 note-ons of each class of its scale */
 
+int chord_order_insert(unsigned char *pitch, double *at, int n, int p, double t)
+{
+    int j = n;
+    for (; j > 0 && at[j - 1] == t && pitch[j - 1] > p; j--) {
+        pitch[j] = pitch[j - 1];
+        at[j] = at[j - 1];
+    }
+    pitch[j] = (unsigned char)p;
+    at[j] = t;
+    return n + 1;
+}
+
 /* The note-ons heard in the last FOLLOW_WINDOW_S seconds, oldest first
  * and, struck together, low to high: their pitches into c->phrase, their
  * mean pitch, their classes' counts. */
@@ -175,13 +187,7 @@ static void read_heard(continuation *c, double n_c[12])
         unsigned i = (f->head + FOLLOW_RING - 1 - k) % FOLLOW_RING;
         if (f->onset[i] <= now - FOLLOW_WINDOW_S)
             continue;
-        int j = n++;        /* notes struck together, low to high (as the codec orders them) */
-        for (; j > 0 && onset[j - 1] == f->onset[i] && c->phrase[j - 1] > f->pitch[i]; j--) {
-            c->phrase[j] = c->phrase[j - 1];
-            onset[j] = onset[j - 1];
-        }
-        c->phrase[j] = f->pitch[i];
-        onset[j] = f->onset[i];
+        n = chord_order_insert(c->phrase, onset, n, f->pitch[i], f->onset[i]);
         sum += f->pitch[i];
         n_c[f->pitch[i] % 12] += 1;
     }

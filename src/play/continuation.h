@@ -178,4 +178,10 @@ int  continuation_step(continuation *c, cont_event *out);
  * ENDED. */
 int  continuation_adopt(continuation *home, const continuation *cand, const cont_event *ev, int n, int ended);
 
+/* Notes in the order the motif measures read them: by onset and, struck
+ * together, low to high (as the codec and bench/realism.py order them).
+ * PITCH and AT hold N such notes; the note P struck at T, no earlier than
+ * any of them, goes in at its place.  Returns N + 1. */
+int  chord_order_insert(unsigned char *pitch, double *at, int n, int p, double t);
+
 #endif
