@@ -64,8 +64,7 @@ static void rows_norm(void *ctx, int i, int nt)
     const model_config *c = &j->s->m->cfg;
     int d = c->d_model, lo, hi;
     pool_split(j->n, i, nt, 1, &lo, &hi);
-    for (int r = lo; r < hi; r++)
-        layernorm(j->s->XB + (size_t)r * d, j->s->X + (size_t)r * d, j->w, j->b, d, c->ln_eps);
+    layernorm_rows(j->s->XB + (size_t)lo * d, j->s->X + (size_t)lo * d, (size_t)d, hi - lo, j->w, j->b, d, c->ln_eps);
 }
 
 /* H = gelu(H + b) row by row. */

@@ -125,7 +125,7 @@ static void axpy_scalar(float *y, float a, const float *x, int n)
  * for the NB vectors x_b = X + b * ldx, rows LD elements apart.  Every
  * level's batch gives each dot product exactly the bits its own dot
  * function gives it alone, so a batch of one is matvec. */
-#define ROWS_EACH(name, target, dotf, wtype)                                                      \
+#define ROWS_EACH(name, target, dotf, wtype)                                                       \
     target static void name(float *out, size_t ldo, const wtype *w, size_t ld, const float *x,     \
                             size_t ldx, int cols, int nb, int r0, int r1)                          \
     {                                                                                              \
@@ -458,7 +458,8 @@ ROWS_AVX2(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOA
  * per step for all the rows, and a row's half of them once for all the
  * vectors, 16 sums in registers.  Each dot product is dot_avx512's /
  * dot_f16_avx512's, step for step; the sixteen are reduced together
- * (hsum512x16). */
+ * (hsum512x16) with each vector's NR sums in adjacent lanes, copied out
+ * as one run per vector. */
 #define DOTS16W_AVX512(name, wtype, LOADW, TOF, G)                                                 \
     __attribute__((target("avx512f"))) static int name(float *out, size_t ldo, const wtype *w,     \
                                                        size_t ld, const float *x, size_t ldx,      \
@@ -469,7 +470,7 @@ ROWS_AVX2(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOA
         for (; r + NR <= r1; r += NR) {                                                            \
             __m512 s0[16], s1[16], v[16];                                                          \
             _Pragma("GCC unroll 2") for (int pass = 0; pass < 2; pass++) {                         \
-                __m512 *s = pass ? s1 : s0;     /* s0: columns 0-15, 32-47, ...; s1: 16-31, ... */  \
+                __m512 *s = pass ? s1 : s0;     /* s0: columns 0-15, 32-47, ...; s1: 16-31, ... */ \
                 _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++) s[k] = _mm512_setzero_ps();  \
                 for (int i = 16 * pass; i + 16 <= cols; i += 32) {                                 \
                     __m512 xv[G];                                                                  \
@@ -482,11 +483,15 @@ ROWS_AVX2(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOA
                     }                                                                              \
                 }                                                                                  \
             }                                                                                      \
-            _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++) v[k] = _mm512_add_ps(s0[k], s1[k]); \
+            /* s[a G + b] (row a, vector b) to lane b NR + a: hsum512x16's lane 4k + m is v[4m + k] */ \
+            _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++) {                                \
+                int lane = (k % G) * NR + k / G;                                                   \
+                v[4 * (lane % 4) + lane / 4] = _mm512_add_ps(s0[k], s1[k]);                        \
+            }                                                                                      \
             float sums[16];                                                                        \
             _mm512_storeu_ps(sums, hsum512x16(v));                                                 \
-            _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++)                                  \
-                out[(size_t)(b0 + k % G) * ldo + (size_t)(r + k / G - r0)] = sums[4 * (k % 4) + k / 4]; \
+            _Pragma("GCC unroll 8") for (int b = 0; b < G; b++)     /* vector b's NR rows */       \
+                memcpy(out + (size_t)(b0 + b) * ldo + (size_t)(r - r0), sums + b * NR, sizeof(float) * NR); \
             for (int k = 0; k < 16 && tail < cols; k++) {                                          \
                 const wtype *wr = w + (size_t)(r + k / G) * ld;                                    \
                 const float *xb = x + (size_t)(b0 + k % G) * ldx;                                  \
@@ -523,12 +528,47 @@ ROWS_AVX2(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOA
         _mm512_storeu_ps(out, hsum512x16(v));                                                      \
     }
 
+/* dots16 for two vectors X0 and X1 and eight rows: OUT0[t] = W[R + t] . X0
+ * and OUT1[t] = W[R + t] . X1 for t < 8, each row loaded (and widened)
+ * once for both; every dot product is dots16's, step for step. */
+#define DOTS16Q2_AVX512(name, wtype, LOADW)                                                        \
+    __attribute__((target("avx512f"), always_inline)) static inline void name(                     \
+        float *out0, float *out1, const wtype *w, size_t ld, const float *x0, const float *x1,     \
+        int cols, int r)                                                                           \
+    {                                                                                              \
+        __m512 v[16];                                                                              \
+        _Pragma("GCC unroll 8") for (int t = 0; t < 8; t++) {                                      \
+            const wtype *wr = w + (size_t)(r + t) * ld;                                            \
+            __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();                             \
+            __m512 b0 = _mm512_setzero_ps(), b1 = _mm512_setzero_ps();                             \
+            int i = 0;                                                                             \
+            for (; i + 32 <= cols; i += 32) {                                                      \
+                __m512 w0 = LOADW(wr + i), w1 = LOADW(wr + i + 16);                                \
+                a0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x0 + i), a0);                             \
+                a1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x0 + i + 16), a1);                        \
+                b0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x1 + i), b0);                             \
+                b1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x1 + i + 16), b1);                        \
+            }                                                                                      \
+            if (i < cols) {                                                                        \
+                __m512 w0 = LOADW(wr + i);                                                         \
+                a0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x0 + i), a0);                             \
+                b0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x1 + i), b0);                             \
+            }                                                                                      \
+            /* lane 4k + m of hsum512x16 is v[4m + k]'s: X0's row t to lane t, X1's to 8 + t */    \
+            v[4 * (t % 4) + t / 4] = _mm512_add_ps(a0, a1);                                        \
+            v[4 * (t % 4) + 2 + t / 4] = _mm512_add_ps(b0, b1);                                    \
+        }                                                                                          \
+        __m512 s = hsum512x16(v);                                                                  \
+        _mm256_storeu_ps(out0, _mm512_castps512_ps256(s));                                         \
+        _mm256_storeu_ps(out1, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));  \
+    }
+
 /* Columns up to which rows are taken sixteen at a time, one vector after
  * another (dots16); longer rows (the weight matrices) take dots16w for
  * two or more vectors, dots8 for one. */
 #define DOTS16_MAX_COLS 128
 
-#define ROWS_AVX512(name, dots8, dots16w, dots16, wtype, dotf)                                     \
+#define ROWS_AVX512(name, dots8, dots16w, dots16, dots16q2, wtype, dotf)                           \
     __attribute__((target("avx512f"))) static void name(float *out, size_t ldo, const wtype *w,    \
                                                         size_t ld, const float *x, size_t ldx,     \
                                                         int cols, int nb, int r0, int r1)          \
@@ -536,9 +576,21 @@ ROWS_AVX2(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOA
         int rs = r0;                                                                               \
         if (cols % 16 == 0 && cols <= DOTS16_MAX_COLS) {                                           \
             for (; rs + 16 <= r1; rs += 16) {  /* each block of rows stays in L1 for every vector */ \
-                for (int b = 0; b < nb; b++) {                                                     \
+                int b = 0;                                                                         \
+                for (; b + 2 <= nb; b += 2) {   /* two vectors per load of a row */                \
+                    float *o0 = out + (size_t)b * ldo + (size_t)(rs - r0), *o1 = o0 + ldo;         \
+                    const float *x0 = x + (size_t)b * ldx, *x1 = x0 + ldx;                         \
+                    if (cols == 64) {                                                              \
+                        dots16q2(o0, o1, w, ld, x0, x1, 64, rs);                                   \
+                        dots16q2(o0 + 8, o1 + 8, w, ld, x0, x1, 64, rs + 8);                       \
+                    } else {                                                                       \
+                        dots16q2(o0, o1, w, ld, x0, x1, cols, rs);                                 \
+                        dots16q2(o0 + 8, o1 + 8, w, ld, x0, x1, cols, rs + 8);                     \
+                    }                                                                              \
+                }                                                                                  \
+                for (; b < nb; b++) {                                                              \
                     float *o = out + (size_t)b * ldo + (size_t)(rs - r0);                          \
-                    if (cols == 64)     /* d_head 64: the loops unrolled, x in registers */         \
+                    if (cols == 64)     /* d_head 64: the loops unrolled, x in registers */        \
                         dots16(o, w, ld, x + (size_t)b * ldx, 64, rs);                             \
                     else                                                                           \
                         dots16(o, w, ld, x + (size_t)b * ldx, cols, rs);                           \
@@ -574,8 +626,12 @@ DOTS16W_AVX512(dots16w_f16_avx512_4, uint16_t, LOAD16_F16, F16_TO_F32, 4)
 DOTS16W_AVX512(dots16w_f16_avx512_2, uint16_t, LOAD16_F16, F16_TO_F32, 2)
 DOTS16_AVX512(dots16_f32_avx512, float, LOAD16_F32)
 DOTS16_AVX512(dots16_f16_avx512, uint16_t, LOAD16_F16)
-ROWS_AVX512(rows_f32_avx512, dots8_f32_avx512, dots16w_f32_avx512_, dots16_f32_avx512, float, dot_avx512)
-ROWS_AVX512(rows_f16_avx512, dots8_f16_avx512, dots16w_f16_avx512_, dots16_f16_avx512, uint16_t, dot_f16_avx512)
+DOTS16Q2_AVX512(dots16q2_f32_avx512, float, LOAD16_F32)
+DOTS16Q2_AVX512(dots16q2_f16_avx512, uint16_t, LOAD16_F16)
+ROWS_AVX512(rows_f32_avx512, dots8_f32_avx512, dots16w_f32_avx512_, dots16_f32_avx512, dots16q2_f32_avx512, float,
+            dot_avx512)
+ROWS_AVX512(rows_f16_avx512, dots8_f16_avx512, dots16w_f16_avx512_, dots16_f16_avx512, dots16q2_f16_avx512, uint16_t,
+            dot_f16_avx512)
 
 /* Accumulators stay in registers when dh <= 128 and a multiple of 16. */
 __attribute__((target("avx512f")))
@@ -931,6 +987,94 @@ static void attend_softmax_generic(float *scores, int n_keys, int newest, const 
     softmax(scores, n_keys);
 }
 
+/* Four rows at a time: each row's sums are layernorm's chains of double
+ * additions, in the same order, run side by side (one row's chain waits on
+ * each addition; four keep the adder busy). */
+static void layernorm_rows_generic(float *out, const float *x, size_t ld, int rows, const float *g, const float *b, int n,
+                                   float eps)
+{
+    enum { G = 4 };
+    int r = 0;
+    for (; r + G <= rows; r += G) {
+        const float *xr[G];
+        double mean[G], var[G];
+        for (int k = 0; k < G; k++) {
+            xr[k] = x + (size_t)(r + k) * ld;
+            mean[k] = var[k] = 0;
+        }
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < G; k++)
+                mean[k] += xr[k][i];
+        for (int k = 0; k < G; k++)
+            mean[k] /= n;
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < G; k++)
+                var[k] += (xr[k][i] - mean[k]) * (xr[k][i] - mean[k]);
+        for (int k = 0; k < G; k++) {
+            var[k] /= n;
+            float inv = (float)(1.0 / sqrt(var[k] + eps)), m = (float)mean[k];
+            float *o = out + (size_t)(r + k) * ld;
+            for (int i = 0; i < n; i++)
+                o[i] = (xr[k][i] - m) * inv * g[i] + b[i];
+        }
+    }
+    for (; r < rows; r++)
+        layernorm(out + (size_t)r * ld, x + (size_t)r * ld, g, b, n, eps);
+}
+
+/* layernorm_rows_generic's chains four rows to a vector: columns I..I+3
+ * of four rows transposed into four vectors of one column each, and
+ * added in column order, so every row's sums take layernorm's steps; the
+ * last pass sixteen columns at a time (no fused multiply-add: each
+ * element's two products and sum are layernorm's). */
+__attribute__((target("avx512f")))
+static void layernorm_rows_avx512(float *out, const float *x, size_t ld, int rows, const float *g, const float *b, int n,
+                                  float eps)
+{
+    int r = 0;
+    for (; n % 4 == 0 && r + 4 <= rows; r += 4) {
+        const float *x0 = x + (size_t)r * ld, *x1 = x0 + ld, *x2 = x1 + ld, *x3 = x2 + ld;
+        __m256d mean = _mm256_setzero_pd(), var = _mm256_setzero_pd();
+        for (int i = 0; i < n; i += 4) {
+            __m128 c0 = _mm_loadu_ps(x0 + i), c1 = _mm_loadu_ps(x1 + i), c2 = _mm_loadu_ps(x2 + i),
+                   c3 = _mm_loadu_ps(x3 + i);
+            _MM_TRANSPOSE4_PS(c0, c1, c2, c3);      /* c0: column i of the four rows, ... */
+            mean = _mm256_add_pd(mean, _mm256_cvtps_pd(c0));
+            mean = _mm256_add_pd(mean, _mm256_cvtps_pd(c1));
+            mean = _mm256_add_pd(mean, _mm256_cvtps_pd(c2));
+            mean = _mm256_add_pd(mean, _mm256_cvtps_pd(c3));
+        }
+        mean = _mm256_div_pd(mean, _mm256_set1_pd((double)n));
+        for (int i = 0; i < n; i += 4) {
+            __m128 c[4] = { _mm_loadu_ps(x0 + i), _mm_loadu_ps(x1 + i), _mm_loadu_ps(x2 + i), _mm_loadu_ps(x3 + i) };
+            _MM_TRANSPOSE4_PS(c[0], c[1], c[2], c[3]);
+            for (int t = 0; t < 4; t++) {
+                __m256d dv = _mm256_sub_pd(_mm256_cvtps_pd(c[t]), mean);
+                var = _mm256_add_pd(var, _mm256_mul_pd(dv, dv));
+            }
+        }
+        var = _mm256_div_pd(var, _mm256_set1_pd((double)n));
+        double mv[4], vv[4];
+        _mm256_storeu_pd(mv, mean);
+        _mm256_storeu_pd(vv, var);
+        for (int k = 0; k < 4; k++) {
+            const float *xk = x0 + (size_t)k * ld;
+            float *o = out + (size_t)(r + k) * ld;
+            float inv = (float)(1.0 / sqrt(vv[k] + eps)), m = (float)mv[k];
+            __m512 vi = _mm512_set1_ps(inv), vm = _mm512_set1_ps(m);
+            int i = 0;
+            for (; i + 16 <= n; i += 16) {
+                __m512 y = _mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(xk + i), vm), vi),
+                                         _mm512_loadu_ps(g + i));
+                _mm512_storeu_ps(o + i, _mm512_add_ps(y, _mm512_loadu_ps(b + i)));
+            }
+            for (; i < n; i++)
+                o[i] = (xk[i] - m) * inv * g[i] + b[i];
+        }
+    }
+    layernorm_rows_generic(out + (size_t)r * ld, x + (size_t)r * ld, ld, rows - r, g, b, n, eps);
+}
+
 /* ------------------------------------------------------------------ the table */
 
 /* The fast kernels of one instruction-set level. */
@@ -953,19 +1097,22 @@ typedef struct kernel_table {
     void  (*softmax)(float *x, int n);
     /* attend_softmax */
     void  (*rel_softmax)(float *scores, int n_keys, int newest, const float *rel, int max_rel, float scale);
+    /* layernorm_rows */
+    void  (*layernorm_rows)(float *out, const float *x, size_t ld, int rows, const float *g, const float *b, int n,
+                            float eps);
 } kernel_table;
 
 static const kernel_table kernel_tables[] = {
     { KERNEL_SCALAR, f16_row_scalar, dot_scalar, axpy_scalar, rows_f32_scalar, rows_f16_scalar,
       weighted_rows_scalar, weighted_rows_n_scalar, gelu_scalar, softmax_scalar,
-      attend_softmax_generic },
+      attend_softmax_generic, layernorm_rows_generic },
 #if KERNELS_X86
     { KERNEL_AVX2, f16_row_avx2, dot_avx2, axpy_avx2, rows_f32_avx2, rows_f16_avx2,
       weighted_rows_avx2, weighted_rows_n_avx2, gelu_avx2, softmax_avx2,
-      attend_softmax_generic },
+      attend_softmax_generic, layernorm_rows_generic },
     { KERNEL_AVX512, f16_row_avx2, dot_avx512, axpy_avx512, rows_f32_avx512, rows_f16_avx512,
       weighted_rows_avx512, weighted_rows_n_avx512, gelu_avx512, softmax_avx512,
-      rel_softmax_avx512 },
+      rel_softmax_avx512, layernorm_rows_avx512 },
 #endif
 };
 
@@ -1077,38 +1224,9 @@ void layernorm(float *out, const float *x, const float *g, const float *b, int n
         out[i] = (x[i] - m) * inv * g[i] + b[i];
 }
 
-/* Four rows at a time: each row's sums are layernorm's chains of double
- * additions, in the same order, run side by side (one row's chain waits on
- * each addition; four keep the adder busy). */
 void layernorm_rows(float *out, const float *x, size_t ld, int rows, const float *g, const float *b, int n, float eps)
 {
-    enum { G = 4 };
-    int r = 0;
-    for (; r + G <= rows; r += G) {
-        const float *xr[G];
-        double mean[G], var[G];
-        for (int k = 0; k < G; k++) {
-            xr[k] = x + (size_t)(r + k) * ld;
-            mean[k] = var[k] = 0;
-        }
-        for (int i = 0; i < n; i++)
-            for (int k = 0; k < G; k++)
-                mean[k] += xr[k][i];
-        for (int k = 0; k < G; k++)
-            mean[k] /= n;
-        for (int i = 0; i < n; i++)
-            for (int k = 0; k < G; k++)
-                var[k] += (xr[k][i] - mean[k]) * (xr[k][i] - mean[k]);
-        for (int k = 0; k < G; k++) {
-            var[k] /= n;
-            float inv = (float)(1.0 / sqrt(var[k] + eps)), m = (float)mean[k];
-            float *o = out + (size_t)(r + k) * ld;
-            for (int i = 0; i < n; i++)
-                o[i] = (xr[k][i] - m) * inv * g[i] + b[i];
-        }
-    }
-    for (; r < rows; r++)
-        layernorm(out + (size_t)r * ld, x + (size_t)r * ld, g, b, n, eps);
+    kernels()->layernorm_rows(out, x, ld, rows, g, b, n, eps);
 }
 
 void gelu(float *x, int n)

@@ -166,23 +166,27 @@ static void test_values_n(void)
 }
 
 /* layernorm_rows gives each row layernorm's bits, for row counts on and
- * off its groups of four. */
+ * off its groups of four, and widths the vector levels take four columns
+ * at a time (64, 256: d_model) or leave to the generic code (70). */
 static void test_layernorm_rows(void)
 {
-    enum { N = 70, ROWS = 9, LD = 80 };
-    static float x[ROWS * LD], g[N], bb[N], one[N], many[ROWS * LD];
-    for (int i = 0; i < ROWS * LD; i++)
-        x[i] = frand() * 3 + 0.5f;
-    for (int i = 0; i < N; i++) {
-        g[i] = frand();
-        bb[i] = frand();
-    }
-    int bad = 0;
-    for (int rows = 1; rows <= ROWS; rows++) {
-        layernorm_rows(many, x, LD, rows, g, bb, N, 1e-5f);
-        for (int r = 0; r < rows; r++) {
-            layernorm(one, x + r * LD, g, bb, N, 1e-5f);
-            bad += memcmp(one, many + r * LD, sizeof one) != 0;
+    enum { MAXN = 256, ROWS = 9, LD = 272 };
+    static float x[ROWS * LD], g[MAXN], bb[MAXN], one[MAXN], many[ROWS * LD];
+    int ns[] = { 70, 64, 256 }, bad = 0;
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+        int n = ns[t];
+        for (int i = 0; i < ROWS * LD; i++)     /* rows of different means and spreads */
+            x[i] = frand() * (float)(1 + i / LD) + 0.5f * (float)(i / LD);
+        for (int i = 0; i < n; i++) {
+            g[i] = frand();
+            bb[i] = frand();
+        }
+        for (int rows = 1; rows <= ROWS; rows++) {
+            layernorm_rows(many, x, LD, rows, g, bb, n, 1e-5f);
+            for (int r = 0; r < rows; r++) {
+                layernorm(one, x + r * LD, g, bb, n, 1e-5f);
+                bad += memcmp(one, many + r * LD, sizeof(float) * (size_t)n) != 0;
+            }
         }
     }
     CHECK_INT(bad, 0);
