@@ -13,7 +13,6 @@ void transport_init(transport *t)
     memset(t, 0, sizeof *t);
 }
 
-
 /* The line through the clocks in the ring (x = their index, y = their
  * arrival time relative to the newest), by Theil-Sen: the median of the
  * slopes between every two clocks, then the median intercept.  A late

@@ -580,13 +580,11 @@ ROWS_AVX2(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOA
                 for (; b + 2 <= nb; b += 2) {   /* two vectors per load of a row */                \
                     float *o0 = out + (size_t)b * ldo + (size_t)(rs - r0), *o1 = o0 + ldo;         \
                     const float *x0 = x + (size_t)b * ldx, *x1 = x0 + ldx;                         \
-                    if (cols == 64) {                                                              \
-                        dots16q2(o0, o1, w, ld, x0, x1, 64, rs);                                   \
-                        dots16q2(o0 + 8, o1 + 8, w, ld, x0, x1, 64, rs + 8);                       \
-                    } else {                                                                       \
-                        dots16q2(o0, o1, w, ld, x0, x1, cols, rs);                                 \
-                        dots16q2(o0 + 8, o1 + 8, w, ld, x0, x1, cols, rs + 8);                     \
-                    }                                                                              \
+                    for (int h = 0; h < 16; h += 8)     /* d_head 64 as a constant, as dots16 */   \
+                        if (cols == 64)                                                            \
+                            dots16q2(o0 + h, o1 + h, w, ld, x0, x1, 64, rs + h);                   \
+                        else                                                                       \
+                            dots16q2(o0 + h, o1 + h, w, ld, x0, x1, cols, rs + h);                 \
                 }                                                                                  \
                 for (; b < nb; b++) {                                                              \
                     float *o = out + (size_t)b * ldo + (size_t)(rs - r0);                          \
@@ -834,6 +832,26 @@ static void softmax_avx512(float *x, int n)
 
 /* LAST[-k] += R[k] for k < N: the relative term, distance k, added to the
  * score k slots before the newest (a ring read backwards). */
+typedef void add_reversed_fn(float *last, const float *r, int n);
+
+static void add_reversed_scalar(float *last, const float *r, int n)
+{
+    for (int k = 0; k < n; k++)
+        last[-k] += r[k];
+}
+
+/* attend_softmax's first step: REL[d] added to the score at distance d from
+ * the newest for d < min(N_KEYS, MAX_REL), wrapping past row 0 to the end
+ * (distance d sits in row newest - d), by ADD. */
+static void add_rel(float *scores, int n_keys, int newest, const float *rel, int max_rel, add_reversed_fn *add)
+{
+    int m = n_keys < max_rel ? n_keys : max_rel;
+    int wrap = m < newest + 1 ? m : newest + 1;
+    add(scores + newest, rel, wrap);
+    if (m > wrap)
+        add(scores + n_keys + newest - wrap, rel + wrap, m - wrap);
+}
+
 __attribute__((target("avx512f")))
 static void add_reversed_avx512(float *last, const float *r, int n)
 {
@@ -853,11 +871,7 @@ static void add_reversed_avx512(float *last, const float *r, int n)
 __attribute__((target("avx512f")))
 static void rel_softmax_avx512(float *scores, int n_keys, int newest, const float *rel, int max_rel, float scale)
 {
-    int m = n_keys < max_rel ? n_keys : max_rel;
-    int wrap = m < newest + 1 ? m : newest + 1;
-    add_reversed_avx512(scores + newest, rel, wrap);
-    if (m > wrap)
-        add_reversed_avx512(scores + n_keys + newest - wrap, rel + wrap, m - wrap);
+    add_rel(scores, n_keys, newest, rel, max_rel, add_reversed_avx512);
     __m512 vs = _mm512_set1_ps(scale), vm = _mm512_set1_ps(scores[0] * scale);
     int j = 0;
     for (; j + 16 <= n_keys; j += 16) {
@@ -975,16 +989,20 @@ WEIGHTED_ROWS_N(weighted_rows_n_avx2, weighted_rows_avx2)
  * then the level's softmax. */
 static void attend_softmax_generic(float *scores, int n_keys, int newest, const float *rel, int max_rel, float scale)
 {
-    /* distance d sits in row newest - d, wrapping past row 0 to the end */
-    int m = n_keys < max_rel ? n_keys : max_rel;
-    int wrap = m < newest + 1 ? m : newest + 1;
-    for (int d = 0; d < wrap; d++)
-        scores[newest - d] += rel[d];
-    for (int d = wrap; d < m; d++)
-        scores[n_keys + newest - d] += rel[d];
+    add_rel(scores, n_keys, newest, rel, max_rel, add_reversed_scalar);
     for (int j = 0; j < n_keys; j++)
         scores[j] *= scale;
     softmax(scores, n_keys);
+}
+
+/* LayerNorm's last step for elements I..N-1 of a row whose mean and
+ * variance are MEAN and VAR: OUT = (X - mean) / sd * G + B, in float. */
+static void layernorm_out(float *out, const float *x, double mean, double var, const float *g, const float *b, int i,
+                          int n, float eps)
+{
+    float inv = (float)(1.0 / sqrt(var + eps)), m = (float)mean;
+    for (; i < n; i++)
+        out[i] = (x[i] - m) * inv * g[i] + b[i];
 }
 
 /* Four rows at a time: each row's sums are layernorm's chains of double
@@ -1010,13 +1028,8 @@ static void layernorm_rows_generic(float *out, const float *x, size_t ld, int ro
         for (int i = 0; i < n; i++)
             for (int k = 0; k < G; k++)
                 var[k] += (xr[k][i] - mean[k]) * (xr[k][i] - mean[k]);
-        for (int k = 0; k < G; k++) {
-            var[k] /= n;
-            float inv = (float)(1.0 / sqrt(var[k] + eps)), m = (float)mean[k];
-            float *o = out + (size_t)(r + k) * ld;
-            for (int i = 0; i < n; i++)
-                o[i] = (xr[k][i] - m) * inv * g[i] + b[i];
-        }
+        for (int k = 0; k < G; k++)
+            layernorm_out(out + (size_t)(r + k) * ld, xr[k], mean[k], var[k] / n, g, b, 0, n, eps);
     }
     for (; r < rows; r++)
         layernorm(out + (size_t)r * ld, x + (size_t)r * ld, g, b, n, eps);
@@ -1036,13 +1049,10 @@ static void layernorm_rows_avx512(float *out, const float *x, size_t ld, int row
         const float *x0 = x + (size_t)r * ld, *x1 = x0 + ld, *x2 = x1 + ld, *x3 = x2 + ld;
         __m256d mean = _mm256_setzero_pd(), var = _mm256_setzero_pd();
         for (int i = 0; i < n; i += 4) {
-            __m128 c0 = _mm_loadu_ps(x0 + i), c1 = _mm_loadu_ps(x1 + i), c2 = _mm_loadu_ps(x2 + i),
-                   c3 = _mm_loadu_ps(x3 + i);
-            _MM_TRANSPOSE4_PS(c0, c1, c2, c3);      /* c0: column i of the four rows, ... */
-            mean = _mm256_add_pd(mean, _mm256_cvtps_pd(c0));
-            mean = _mm256_add_pd(mean, _mm256_cvtps_pd(c1));
-            mean = _mm256_add_pd(mean, _mm256_cvtps_pd(c2));
-            mean = _mm256_add_pd(mean, _mm256_cvtps_pd(c3));
+            __m128 c[4] = { _mm_loadu_ps(x0 + i), _mm_loadu_ps(x1 + i), _mm_loadu_ps(x2 + i), _mm_loadu_ps(x3 + i) };
+            _MM_TRANSPOSE4_PS(c[0], c[1], c[2], c[3]);      /* c[t]: column i + t of the four rows */
+            for (int t = 0; t < 4; t++)
+                mean = _mm256_add_pd(mean, _mm256_cvtps_pd(c[t]));
         }
         mean = _mm256_div_pd(mean, _mm256_set1_pd((double)n));
         for (int i = 0; i < n; i += 4) {
@@ -1068,8 +1078,7 @@ static void layernorm_rows_avx512(float *out, const float *x, size_t ld, int row
                                          _mm512_loadu_ps(g + i));
                 _mm512_storeu_ps(o + i, _mm512_add_ps(y, _mm512_loadu_ps(b + i)));
             }
-            for (; i < n; i++)
-                o[i] = (xk[i] - m) * inv * g[i] + b[i];
+            layernorm_out(o, xk, mv[k], vv[k], g, b, i, n, eps);
         }
     }
     layernorm_rows_generic(out + (size_t)r * ld, x + (size_t)r * ld, ld, rows - r, g, b, n, eps);
@@ -1218,10 +1227,7 @@ void layernorm(float *out, const float *x, const float *g, const float *b, int n
     mean /= n;
     for (int i = 0; i < n; i++)
         var += (x[i] - mean) * (x[i] - mean);
-    var /= n;
-    float inv = (float)(1.0 / sqrt(var + eps)), m = (float)mean;
-    for (int i = 0; i < n; i++)
-        out[i] = (x[i] - m) * inv * g[i] + b[i];
+    layernorm_out(out, x, mean, var / n, g, b, 0, n, eps);
 }
 
 void layernorm_rows(float *out, const float *x, size_t ld, int rows, const float *g, const float *b, int n, float eps)
