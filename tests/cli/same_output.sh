@@ -68,6 +68,11 @@ for p in $primers; do
     one "continue $i filter" "$c --seed 7 --seconds 6 --top-k 5 --filter-time-shifts --threads 1"
     one "continue $i window" "$c --seed 9 --seconds 10 --memory window --plot roll.svg"
     one "continue $i greedy" "$c --seed 3 --seconds 4 --temperature 0 --plot roll.png"
+    one "continue $i attention" "$c --seed 5 --seconds 6 --candidates 1 --plot-attention att.svg"
+    one "continue $i attention of a candidate" "$c --seed 6 --seconds 6 --plot-attention att.svg"
+    one "continue $i knobs" "$c --seed 11 --seconds 6 --density 1.5 --register 5 --velocity 90 --key 'D minor' \
+--key-lock --rhythm-temperature 0.8 --pitch-temperature 1.2 --motif 1 --release 0.5 --pitch-low 40 --pitch-high 90"
+    one "continue $i step" "$c --seed 13 --seconds 6 --step --candidates 4 --candidate-score motif"
     one "encode $i" "\"\$C\" encode '$p' -o e.tok"
     one "encode $i options" "\"\$C\" encode '$p' -o e.tok --stretch 1.1 --transpose -3 --eos --vocab prnn388"
     one "encode $i stdout" "\"\$C\" encode '$p' -o - -q"
