@@ -8,12 +8,13 @@ struct vocab;
 #define FOLLOW_RING     1024    /* note-ons remembered: above 100 a second over the window */
 #define FOLLOW_WINDOW_S 10.0    /* seconds of music the rate and the key are measured over */
 
-/* Left to its own odds the model drifts away from what it continues (ASAP's
- * valid split, docs/REALISM.md):
+/* Left to its own odds the model drifts away from what it continues (why
+ * these two pulls exist: measured on ASAP's valid split with the model of
+ * valid NLL 2.172, docs/REALISM.md, "Keeping the pace and the key"):
  *
- * - the pace: after slow openings it played two to three times the
- *   pianist's notes per second, in fast runs rather than more often, so
- *   making waits likelier does not help; making them longer does.  With
+ * - the pace: after slow openings it plays too many notes per second, in
+ *   fast runs rather than more often, so making waits likelier does not
+ *   help; making them longer does.  With
  *   rate the note-ons per second of the last FOLLOW_WINDOW_S seconds and aim
  *   that rate at the end of the primer (or the player's phrase), each time
  *   shift of k steps gets

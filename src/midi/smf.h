@@ -1,4 +1,4 @@
-/* smf.h: Standard MIDI File reader and writer (formats 0 and 1). */
+/* smf.h: Standard MIDI File reader (smf_read.c, smf_time.c) and writer (smf_chunk.c, smf_write.c), formats 0 and 1. */
 #ifndef CONTINUO_SMF_H
 #define CONTINUO_SMF_H
 

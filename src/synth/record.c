@@ -109,8 +109,3 @@ int recorder_save(recorder *r, const char *path)
     };
     return smf_write_file(path, tracks, RECORD_TRACKS);
 }
-
-size_t recorder_count(const recorder *r, int track)
-{
-    return track >= 0 && track < RECORD_TRACKS ? r->n[track] : 0;
-}

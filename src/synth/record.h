@@ -37,6 +37,5 @@ int  recorder_add(recorder *r, int track, double time, const midi_msg *m);
  * whose note-on left the ring is left out with its note-off.  Puts each
  * ring in order in place (nothing allocated).  0, or -1 after logging. */
 int  recorder_save(recorder *r, const char *path);
-size_t recorder_count(const recorder *r, int track);
 
 #endif

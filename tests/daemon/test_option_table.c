@@ -1,4 +1,4 @@
-/* test_config.c: the option table, value parsing and config file errors. */
+/* test_option_table.c: the option table, value parsing and config file errors. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

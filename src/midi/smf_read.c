@@ -1,26 +1,17 @@
-/* smf.c: Standard MIDI File reader (formats 0 and 1, global tempo map, tracks merged into seconds) and writer. */
+/* smf_read.c: Standard MIDI File reader: the chunks and events of formats 0 and 1, checked byte by byte (smf_time.c puts them in seconds). */
 #include "midi/smf.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "midi/smf_time.h"
 #include "util/fileio.h"
 #include "util/log.h"
 
-#define DEFAULT_USEC_PER_QUARTER 500000u
 #define MAX_STORED_WARNINGS      16      /* warnings logged and kept in smf.warnings */
 #define MAX_TRACK_NAME           256     /* bytes of a track name kept */
-
-/* A tempo event as found, before the map is sorted. */
-typedef struct tempo_found {
-    uint32_t tick;
-    uint32_t usec_per_quarter;
-    uint32_t seq;               /* order in the file: ties in tick keep it */
-} tempo_found;
 
 /* The state of one read: the input (borrowed) and what is being built. */
 typedef struct reader {
@@ -536,131 +527,15 @@ static int read_chunks(reader *r)
     return 0;
 }
 
-/* Seconds at TICK. *NEXT is the first tempo map entry not yet in force
- * (start at 0); calls with one *NEXT must come in nondecreasing tick order. */
-static double tick_time(const smf *f, size_t *next, uint32_t tick)
-{
-    if (f->smpte_fps) {
-        double fps = f->smpte_fps == 29 ? 29.97 : (double)f->smpte_fps;
-        return (double)tick / (fps * f->smpte_ticks_per_frame);
-    }
-    while (*next < f->n_tempos && f->tempos[*next].tick <= tick)
-        (*next)++;
-    uint32_t t0 = 0, usec = DEFAULT_USEC_PER_QUARTER;
-    double s0 = 0.0;
-    if (*next > 0) {
-        const smf_tempo *seg = &f->tempos[*next - 1];
-        t0 = seg->tick;
-        s0 = seg->time;
-        usec = seg->usec_per_quarter;
-    }
-    return s0 + (double)(tick - t0) * usec / (1e6 * f->division);
-}
-
-static int cmp_tempo(const void *a, const void *b)
-{
-    const tempo_found *x = a, *y = b;
-    if (x->tick != y->tick)
-        return x->tick < y->tick ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* The global tempo map: sorted by tick, one entry per tick, times set. */
-static int build_tempo_map(reader *r)
-{
-    smf *f = r->out;
-    if (r->n_tempos == 0)
-        return 0;
-    qsort(r->tempos, r->n_tempos, sizeof *r->tempos, cmp_tempo);
-    f->tempos = malloc(r->n_tempos * sizeof *f->tempos);
-    if (!f->tempos) {
-        fail(r, 0, "out of memory");
-        return -1;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < r->n_tempos; i++) {
-        if (n > 0 && f->tempos[n - 1].tick == r->tempos[i].tick)
-            n--;                                /* the later one at a tick wins */
-        f->tempos[n].tick = r->tempos[i].tick;
-        f->tempos[n].usec_per_quarter = r->tempos[i].usec_per_quarter;
-        n++;
-    }
-    size_t next = 0;
-    for (size_t i = 0; i < n; i++) {
-        f->n_tempos = i;                        /* entry i timed by entries 0..i-1 */
-        f->tempos[i].time = tick_time(f, &next, f->tempos[i].tick);
-    }
-    f->n_tempos = n;
-    return 0;
-}
-
-/* Stable merge of the tracks' runs (each already in tick order) by tick:
- * O(n log tracks), ties keep track order, then file order. */
-static int merge_tracks(reader *r)
-{
-    smf *f = r->out;
-    size_t n = f->n_events, runs = 0;
-    if (f->n_tracks < 2 || n < 2)
-        return 0;
-    size_t *bound = malloc(((size_t)f->n_tracks + 1) * sizeof *bound);
-    smf_event *tmp = malloc(n * sizeof *tmp);
-    if (!bound || !tmp) {
-        free(bound);
-        free(tmp);
-        fail(r, 0, "out of memory");
-        return -1;
-    }
-    bound[0] = 0;
-    for (int i = 0; i < f->n_tracks; i++)
-        if (f->tracks[i].n_events)
-            bound[runs + 1] = bound[runs] + f->tracks[i].n_events, runs++;
-    smf_event *src = f->events, *dst = tmp;
-    while (runs > 1) {
-        size_t nr = 0;
-        for (size_t i = 0; i < runs; i += 2) {
-            size_t a = bound[i], am = bound[i + 1];
-            size_t b = am, bm = i + 1 < runs ? bound[i + 2] : am;
-            size_t o = a;
-            while (a < am && b < bm)
-                dst[o++] = src[b].tick < src[a].tick ? src[b++] : src[a++];
-            while (a < am)
-                dst[o++] = src[a++];
-            while (b < bm)
-                dst[o++] = src[b++];
-            bound[nr++] = bound[i];
-        }
-        bound[nr] = n;
-        runs = nr;
-        smf_event *sw = src;
-        src = dst;
-        dst = sw;
-    }
-    if (src != f->events) {
-        free(f->events);
-        f->events = src;
-        r->event_cap = n;
-    } else {
-        free(tmp);
-    }
-    free(bound);
-    return 0;
-}
-
-/* After all chunks: tempo map, merged order, times, duration. */
+/* After all chunks: the time line (smf_time.c), then the count of the
+ * warnings not kept. */
 static int finish(reader *r)
 {
     smf *f = r->out;
-    if (build_tempo_map(r) != 0 || merge_tracks(r) != 0)
+    if (smf_place_in_time(f, r->tempos, r->n_tempos, &r->event_cap) != 0) {
+        fail(r, 0, "out of memory");
         return -1;
-    size_t next = 0;
-    for (size_t i = 0; i < f->n_events; i++)
-        f->events[i].time = tick_time(f, &next, f->events[i].tick);
-    uint32_t last = 0;
-    for (int i = 0; i < f->n_tracks; i++)
-        if (f->tracks[i].end_tick > last)
-            last = f->tracks[i].end_tick;
-    next = 0;
-    f->duration = tick_time(f, &next, last);
+    }
     if (f->n_warnings > MAX_STORED_WARNINGS) {
         char line[96];
         snprintf(line, sizeof line, "... and %d more warnings", f->n_warnings - MAX_STORED_WARNINGS);
@@ -713,212 +588,6 @@ int smf_read_file(const char *path, smf *out)
     int rc = smf_read_mem(data, len, path, out);
     free(data);
     return rc;
-}
-
-/* ---- writer ---- */
-
-/* Bytes of one chunk being built. */
-typedef struct byte_buf {
-    uint8_t *p;                 /* owned */
-    size_t   n, cap;
-} byte_buf;
-
-static int buf_put(byte_buf *b, const void *src, size_t n)
-{
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->n + n)
-            cap *= 2;
-        uint8_t *p = realloc(b->p, cap);
-        if (!p)
-            return -1;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, src, n);
-    b->n += n;
-    return 0;
-}
-
-/* V < 2^28 (checked by the caller): at most 4 bytes, high groups first. */
-static int buf_vlq(byte_buf *b, uint32_t v)
-{
-    uint8_t tmp[4];
-    size_t n = 1;
-
-    tmp[3] = v & 0x7F;
-    while ((v >>= 7) != 0 && n < 4) {
-        tmp[3 - n] = (uint8_t)(0x80 | (v & 0x7F));
-        n++;
-    }
-    return buf_put(b, tmp + 4 - n, n);
-}
-
-#define WRITE_TICKS_PER_SECOND 1000.0
-#define WRITE_MAX_TICK         0x0FFFFFFFu
-
-/* Checks TRACKS before anything is written; logs the first problem. */
-static int check_tracks(const char *path, const smf_track_out *tracks, int n_tracks)
-{
-    if (n_tracks < 0 || n_tracks > 65534 || (n_tracks > 0 && !tracks)) {
-        log_error("cannot write %s: %d tracks (expected 0 to 65534, in an array)", path, n_tracks);
-        return -1;
-    }
-    for (int t = 0; t < n_tracks; t++) {
-        double prev = 0.0;
-        if (tracks[t].n_events && !tracks[t].events) {
-            log_error("cannot write %s: track %d has events but no event array", path, t);
-            return -1;
-        }
-        for (size_t i = 0; i < tracks[t].n_events; i++) {
-            const smf_event *e = &tracks[t].events[i];
-            if (e->status < 0x80 || e->status >= 0xF0 || e->data1 >= 0x80 || e->data2 >= 0x80) {
-                log_error("cannot write %s: track %d event %zu is not a channel message (%02X %02X %02X)",
-                          path, t, i, e->status, e->data1, e->data2);
-                return -1;
-            }
-            if (!(e->time >= prev) || !(e->time * WRITE_TICKS_PER_SECOND < WRITE_MAX_TICK)) {
-                log_error("cannot write %s: track %d event %zu has time %g s (events must be in time order, 0 to %u s)",
-                          path, t, i, e->time, WRITE_MAX_TICK / 1000);
-                return -1;
-            }
-            prev = e->time;
-        }
-    }
-    return 0;
-}
-
-/* Track chunk body: name, events with running status, end-of-track,
- * appended to B. */
-static int build_track_at(byte_buf *b, const smf_track_out *t)
-{
-    static const uint8_t end_of_track[] = { 0x00, 0xFF, 0x2F, 0x00 };
-    int rc = 0;
-
-    if (t->name) {
-        size_t n = strlen(t->name);
-        if (n > 65535)
-            n = 65535;
-        static const uint8_t name_head[] = { 0x00, 0xFF, 0x03 };
-        rc |= buf_put(b, name_head, sizeof name_head);
-        rc |= buf_vlq(b, (uint32_t)n);
-        rc |= buf_put(b, t->name, n);
-    }
-    uint32_t prev = 0;
-    uint8_t running = 0;
-    for (size_t i = 0; i < t->n_events && rc == 0; i++) {
-        const smf_event *e = &t->events[i];
-        uint32_t tick = (uint32_t)lround(e->time * WRITE_TICKS_PER_SECOND);
-        if (tick < prev)            /* rounding can not reorder sorted times; be safe */
-            tick = prev;
-        uint8_t msg[3];
-        size_t n = 0;
-        if (e->status != running)
-            msg[n++] = e->status;
-        msg[n++] = e->data1;
-        if ((e->status & 0xE0) != 0xC0)
-            msg[n++] = e->data2;
-        rc |= buf_vlq(b, tick - prev);
-        rc |= buf_put(b, msg, n);
-        running = e->status;
-        prev = tick;
-    }
-    rc |= buf_put(b, end_of_track, sizeof end_of_track);
-    return rc;
-}
-
-/* The same into B from its start. */
-static int build_track(byte_buf *b, const smf_track_out *t)
-{
-    b->n = 0;
-    return build_track_at(b, t);
-}
-
-static int write_chunk(FILE *fp, const char *id, const uint8_t *body, size_t n)
-{
-    uint8_t head[8] = { (uint8_t)id[0], (uint8_t)id[1], (uint8_t)id[2], (uint8_t)id[3],
-                        (uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n };
-    return fwrite(head, 1, 8, fp) == 8 && fwrite(body, 1, n, fp) == n ? 0 : -1;
-}
-
-void smf_head(uint8_t buf[SMF_HEAD_BYTES], int n_tracks)
-{
-    /* MThd, length 6, format 1, n_tracks + 1 tracks, 500 ticks per quarter;
-     * the tempo track: 500000 us per quarter (07 A1 20), end-of-track. */
-    static const uint8_t head[SMF_HEAD_BYTES] = {
-        'M', 'T', 'h', 'd', 0, 0, 0, 6, 0, 1, 0, 1, 0x01, 0xF4,
-        'M', 'T', 'r', 'k', 0, 0, 0, 11, 0x00, 0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20, 0x00, 0xFF, 0x2F, 0x00,
-    };
-    memcpy(buf, head, SMF_HEAD_BYTES);
-    buf[10] = (uint8_t)((n_tracks + 1) >> 8);
-    buf[11] = (uint8_t)(n_tracks + 1);
-}
-
-int smf_track_chunk(const smf_track_out *t, double t0, uint8_t **out, size_t *n)
-{
-    smf_event *shifted = t->n_events ? malloc(sizeof *shifted * t->n_events) : NULL;
-    byte_buf b = { NULL, 0, 0 };
-    if (t->n_events && !shifted) {
-        log_error("cannot write a track: out of memory");
-        errno = ENOMEM;
-        return -1;
-    }
-    for (size_t i = 0; i < t->n_events; i++) {
-        shifted[i] = t->events[i];
-        shifted[i].time -= t0;
-    }
-    smf_track_out s = { t->name, shifted, t->n_events };
-    int rc = check_tracks("a track", &s, 1), e = EINVAL;
-    uint8_t head[8] = { 'M', 'T', 'r', 'k', 0, 0, 0, 0 };
-    if (rc == 0 && (buf_put(&b, head, 8) != 0 || build_track_at(&b, &s) != 0)) {
-        log_error("cannot write a track: out of memory");
-        rc = -1;
-        e = ENOMEM;
-    }
-    free(shifted);
-    if (rc != 0) {
-        free(b.p);
-        errno = e;
-        return -1;
-    }
-    size_t body = b.n - 8;
-    b.p[4] = (uint8_t)(body >> 24);
-    b.p[5] = (uint8_t)(body >> 16);
-    b.p[6] = (uint8_t)(body >> 8);
-    b.p[7] = (uint8_t)body;
-    *out = b.p;
-    *n = b.n;
-    return 0;
-}
-
-int smf_write_file(const char *path, const smf_track_out *tracks, int n_tracks)
-{
-    uint8_t head[SMF_HEAD_BYTES];       /* MThd and the tempo track, as the journal's */
-    byte_buf b = { NULL, 0, 0 };
-    atomic_file af;
-
-    if (check_tracks(path, tracks, n_tracks) != 0)
-        return -1;
-    if (atomic_file_open(&af, path) != 0)
-        return -1;
-    smf_head(head, n_tracks);
-    int rc = fwrite(head, 1, sizeof head, af.fp) == sizeof head ? 0 : -1;
-    for (int t = 0; t < n_tracks && rc == 0; t++) {
-        if (build_track(&b, &tracks[t]) != 0) {
-            log_error("cannot write %s: out of memory", path);
-            free(b.p);
-            atomic_file_abort(&af);
-            return -1;
-        }
-        rc = write_chunk(af.fp, "MTrk", b.p, b.n);
-    }
-    free(b.p);
-    if (rc != 0) {
-        log_error("cannot write %s: %s", path, strerror(errno ? errno : EIO));
-        atomic_file_abort(&af);
-        return -1;
-    }
-    return atomic_file_commit(&af);
 }
 
 const char *midi_pitch_name(int pitch, char *buf, size_t size)

@@ -1,4 +1,4 @@
-"""test_e2e.py: a motif played in real time into a FIFO gets a continuation: recorded, audible (FluidSynth file driver), every note ended."""
+"""test_motif_answered.py: a motif played in real time into a FIFO gets a continuation: recorded, audible (FluidSynth file driver), every note ended."""
 
 import array
 import math

@@ -1,4 +1,4 @@
-"""test_unit.py: the systemd unit is sandboxed (exposure <= 2.0) and keeps what the service needs."""
+"""test_systemd_unit.py: the systemd unit is sandboxed (exposure <= 2.0) and keeps what the service needs."""
 
 import os
 import re
