@@ -1,15 +1,9 @@
-/* live.c: the continuation as the service plays it: its start on the music's time line, its notes' deadlines (grid, beat, bars), the duet's thinning, its end. */
+/* live.c: the answer's life: its start, its notes' deadlines (grid, beat, bars), the duet's thinning, its end and stop, what is due on the music's side. */
 #include "daemon/live.h"
 
-#include <inttypes.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/service.h"
-#include "midi/smf.h"
-#include "play/context.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -36,62 +30,18 @@ void live_stop(service *sv, int64_t now)
     scheduler_silence(&sv->sched, now, service_emit_model, sv);
 }
 
-/* mode = duet, and the transport runs (sync = clock) or the Link session
- * plays (sync = link). */
-int live_duet_on(const service *sv)
+/* mode = duet, and the music plays (timeline_playing). */
+static int duet_on(const service *sv)
 {
-    return sv->cfg.mode == MODE_DUET && live_may_answer(sv);
+    return sv->cfg.mode == MODE_DUET && timeline_playing(sv);
 }
 
-/* The generator's head start: lookahead_ms, or with -1 (auto) 10 ms or 30
- * events of the engine's measured cost if more, so that a chord's notes,
- * all due at once, are sampled in time (a 22 M model: about 33 ms). */
-int live_lookahead_ms(const service *sv)
-{
-    if (sv->cfg.lookahead_ms >= 0)
-        return sv->cfg.lookahead_ms;
-    int ms = (int)ceil(30.0 * sv->gen.ms_per_event);
-    return ms > 10 ? ms : 10;
-}
-
-/* Where a continuation falls on the music's time line (ns). */
-typedef struct timeline {
-    int64_t begin, end;     /* its time 0; the bar line it ends on (INT64_MAX: none) */
-    int64_t origin;         /* a beat line, for the grid */
-    double  grid;           /* the quantize grid's step; 0: off */
-    int64_t anchor;         /* the song position whose tick its first note waits for; -1: none */
-} timeline;
-
-/* With sync = clock and the transport locked: the continuation starts on
- * the next beat or bar line (response_start) or the clock nearest the
- * head start, ends on a bar line (response_bars; a duet has no end), and
- * its notes move toward the quantize grid. */
-static void time_on_clock(const service *sv, int duet, timeline *tl)
-{
-    const transport *tp = &sv->transport;
-    int64_t beat = TRANSPORT_PPQN, bar = beat * sv->cfg.beats_per_bar, pos, at;
-    if (sv->cfg.response_start != START_NOW) {
-        pos = transport_next_line(tp, tl->begin, sv->cfg.response_start == START_BAR ? bar : beat, &at);
-        tl->begin = at;
-        tl->anchor = pos;
-    } else {
-        pos = transport_next_line(tp, tl->begin, 1, &at);  /* the clock nearest the start */
-    }
-    tl->origin = transport_time_of(tp, pos / beat * beat);
-    if (sv->cfg.response_bars > 0 && !duet)
-        tl->end = transport_time_of(tp, (pos / bar + sv->cfg.response_bars) * bar);
-    static const double per_beat[] = { 0, 2, 4, 3, 6 };   /* quantize_kind -> steps a beat */
-    if (sv->cfg.quantize != QUANTIZE_OFF)
-        tl->grid = tp->period_ns * TRANSPORT_PPQN / per_beat[sv->cfg.quantize];
-}
-
-/* The loop's side of a continuation that the generator was asked for (or
- * of a replay: REPLAY_OF the take it plays again): it is a take too. */
-static void begin_live(service *sv, const gen_cmd *c, const timeline *tl, int duet, int64_t now,
-                       unsigned replay_of)
+/* The loop's side of a continuation that the generator was asked for at
+ * NOW, on time line TL: it is take TK. */
+static void begin_live(service *sv, const gen_cmd *c, const timeline *tl, int duet, int64_t now, take *tk)
 {
     live_cont *lc = &sv->cont;
-    lc->take = takes_start(&sv->takes, session_time(sv, now), c->spec.seed, &c->spec.play, replay_of);
+    lc->take = tk;
     lc->id = c->id;
     lc->duet = duet;
     lc->gen_done = 0;
@@ -110,31 +60,7 @@ static void begin_live(service *sv, const gen_cmd *c, const timeline *tl, int du
     sv->responses++;
 }
 
-/* With sync = link: as time_on_clock, on the session's timeline, read
- * now (Link's clock mapped to ours at each read): the next beat, or bar
- * line (a multiple of the quantum, beats_per_bar), at or after the head
- * start; the end response_bars further; the grid from the tempo. */
-static void time_on_link(service *sv, int duet, timeline *tl)
-{
-    link_sync *ls = &sv->link;
-    double q = sv->cfg.beats_per_bar, b = link_sync_beat_at(ls, tl->begin, q), line = b;
-    if (sv->cfg.response_start == START_BAR)
-        line = ceil(b / q - 1e-9) * q;
-    else if (sv->cfg.response_start == START_BEAT)
-        line = ceil(b - 1e-9);
-    if (sv->cfg.response_start != START_NOW)
-        tl->begin = link_sync_time_of(ls, line, q);
-    tl->origin = link_sync_time_of(ls, floor(line), q);
-    if (sv->cfg.response_bars > 0 && !duet)
-        tl->end = link_sync_time_of(ls, (floor(line / q + 1e-9) + sv->cfg.response_bars) * q, q);
-    static const double per_beat[] = { 0, 2, 4, 3, 6 };   /* quantize_kind -> steps a beat */
-    if (sv->cfg.quantize != QUANTIZE_OFF && ls->tempo > 0)
-        tl->grid = 60.0 * NS / ls->tempo / per_beat[sv->cfg.quantize];
-}
-
-/* A new continuation id (never 0) and its command of KIND, with the spec
- * the config gives. */
-static void new_command(service *sv, gen_cmd *c, gen_cmd_kind kind)
+void live_command(service *sv, gen_cmd *c, gen_cmd_kind kind)
 {
     memset(c, 0, sizeof *c);
     c->kind = kind;
@@ -144,28 +70,16 @@ static void new_command(service *sv, gen_cmd *c, gen_cmd_kind kind)
     config_spec(&sv->cfg, sv->seed + sv->cont.next_id, &c->spec);
 }
 
-/* Where a continuation asked for at NOW falls: the head start, and with
- * the clock its beat or bar, grid and end (DUET: none). */
-static timeline plan(service *sv, int64_t now, int duet)
-{
-    timeline tl = { now + (int64_t)live_lookahead_ms(sv) * 1000000, INT64_MAX, 0, 0, -1 };
-    if (sv->cfg.sync == SYNC_CLOCK && transport_locked(&sv->transport, now))
-        time_on_clock(sv, duet, &tl);
-    else if (sv->cfg.sync == SYNC_LINK && link_sync_joined(&sv->link))
-        time_on_link(sv, duet, &tl);
-    return tl;
-}
-
 /* A continuation of what was heard up to session time AT starts (REROLL:
  * the last one's context again), asked of the generator at NOW.  Returns
  * 0, or -1 when the generator's ring is full (logged). */
 static int start_at(service *sv, int64_t now, int reroll, double at)
 {
     gen_cmd c;
-    new_command(sv, &c, reroll ? GEN_REROLL : GEN_RESPOND);
+    live_command(sv, &c, reroll ? GEN_REROLL : GEN_RESPOND);
     c.at = at;
-    int duet = !reroll && live_duet_on(sv);
-    timeline tl = plan(sv, now, duet);
+    int duet = !reroll && duet_on(sv);
+    timeline tl = timeline_plan(sv, now, duet);
     if (tl.end != INT64_MAX)
         c.spec.seconds = (double)(tl.end - tl.begin) / NS;
     if (duet) {         /* endless; the player's notes join it as they come */
@@ -179,32 +93,33 @@ static int start_at(service *sv, int64_t now, int reroll, double at)
         log_warn_limited(&sv->busy_warn, "generator busy: phrase not answered");
         return -1;
     }
-    begin_live(sv, &c, &tl, duet, now, 0);
+    begin_live(sv, &c, &tl, duet, now, takes_start(&sv->takes, session_time(sv, now), c.spec.seed, &c.spec.play, 0));
     return 0;
 }
 
-/* The phrase heard up to session time AT is answered (REROLL: again):
- * sampled, or after `replay N next` with take N.  0, or -1 (logged). */
-static int answer_at(service *sv, int64_t now, int reroll, double at)
+int live_answer(service *sv, int64_t now, double at)
 {
     unsigned next = sv->cont.replay_next;
     char why[128];
     sv->cont.replay_next = 0;
-    if (!reroll && next) {
+    if (next) {
         if (live_replay(sv, next, 0, why, sizeof why) == 0)
             return 0;
         log_warn("replay next: %s; the phrase is answered as it comes", why);
     }
-    return start_at(sv, now, reroll, at);
+    return start_at(sv, now, 0, at);
 }
 
 void live_start(service *sv, int64_t now, int reroll)
 {
-    if (!reroll) {
-        sv->cont.phrase_end_t = session_time(sv, now);
-        sv->cont.have_last_phrase = 1;
+    if (reroll) {
+        sv->cont.replay_next = 0;   /* a re-roll samples the last phrase's answer again */
+        start_at(sv, now, 1, sv->cont.phrase_end_t);
+        return;
     }
-    answer_at(sv, now, reroll, sv->cont.phrase_end_t);
+    sv->cont.phrase_end_t = session_time(sv, now);
+    sv->cont.have_last_phrase = 1;
+    live_answer(sv, now, sv->cont.phrase_end_t);
 }
 
 void service_panic(service *sv, int64_t now)
@@ -335,6 +250,15 @@ void live_receive(service *sv)
         log_warn("the engine reported an error (see above); still listening");
 }
 
+void live_begin_replay(service *sv, const gen_cmd *c, int64_t now, take *tk)
+{
+    timeline tl = timeline_plan(sv, now, 0);
+    begin_live(sv, c, &tl, 0, now, tk);
+    for (int i = 0; i < tk->n; i++)
+        place_event(sv, &tk->ev[i], 0);
+    received_end(sv);
+}
+
 /* A clock tick came while an answer waits for its beat: when it is the
  * beat's own tick, the answer's time line moves onto it (the DAW's tick is
  * the beat, however early or late it comes against the prediction, within
@@ -358,15 +282,6 @@ void live_on_tick(service *sv, int64_t now)
     sv->cont.anchored++;
 }
 
-/* With sync = clock the model answers only while the transport runs;
- * with sync = link, while the session plays (link_sync's rule). */
-int live_may_answer(const service *sv)
-{
-    if (sv->cfg.sync == SYNC_LINK)
-        return sv->link.playing;
-    return sv->cfg.sync != SYNC_CLOCK || sv->transport.running;
-}
-
 int64_t live_hold(service *sv, int64_t now)
 {
     live_cont *c = &sv->cont;
@@ -388,7 +303,7 @@ static void answer_phrase(service *sv, int64_t now)
 {
     phrase_end(&sv->phrase);
     live_stop(sv, now);
-    if (live_may_answer(sv))
+    if (timeline_playing(sv))
         live_start(sv, now, 0);
     else if (sv->cfg.sync == SYNC_LINK)
         log_info("phrase not answered: the Link session is stopped (sync = link, link_start_stop)");
@@ -424,7 +339,7 @@ static void prepare_answer(service *sv, int64_t now)
  * its silence; *WAKE for that moment. */
 static void prepare_due(service *sv, int64_t now, int64_t *wake)
 {
-    if (sv->cfg.play.candidates <= 1 || !live_may_answer(sv)
+    if (sv->cfg.play.candidates <= 1 || !timeline_playing(sv)
         || phrase_deadline(&sv->phrase, &sv->cfg) == INT64_MAX || sv->cont.prepared_for == sv->phrase.last_activity)
         return;
     int64_t at = sv->phrase.last_activity + PREPARE_AFTER_NS;
@@ -437,7 +352,7 @@ static void prepare_due(service *sv, int64_t now, int64_t *wake)
 int live_due(service *sv, int64_t now, int64_t *wake)
 {
     live_cont *c = &sv->cont;
-    int duet = live_duet_on(sv);
+    int duet = duet_on(sv);
     *wake = INT64_MAX;
     if (duet && (!c->id || c->gen_done || !c->duet) && now >= sv->duet_retry) {
         /* A duet goes on: a new continuation when the last one ended
@@ -461,149 +376,5 @@ int live_due(service *sv, int64_t now, int64_t *wake)
         prepare_due(sv, now, wake);
     if (duet && (!c->id || c->gen_done) && sv->duet_retry < *wake)
         *wake = sv->duet_retry;
-    return 0;
-}
-
-/* `play` hears at most this many messages of a file: the generator's
- * command ring holds 4096, and the model takes them as they come. */
-#define PLAY_FILE_MAX 3000
-
-/* The messages of F the context takes, and the time of the last (0 if none). */
-static size_t count_heard(const smf *f, double *end)
-{
-    size_t n = 0;
-    *end = 0;
-    for (size_t i = 0; i < f->n_events; i++)
-        if (context_takes(&f->events[i])) {
-            n++;
-            if (f->events[i].time > *end)
-                *end = f->events[i].time;
-        }
-    return n;
-}
-
-/* F's messages to the generator, at BASE + their times.  Returns 0, or -1
- * when the ring filled up. */
-static int hear_file(service *sv, const smf *f, double base)
-{
-    for (size_t i = 0; i < f->n_events; i++) {
-        if (!context_takes(&f->events[i]))
-            continue;
-        gen_cmd c;
-        memset(&c, 0, sizeof c);
-        c.kind = GEN_LISTEN;
-        c.heard = f->events[i];
-        c.heard.time = base + f->events[i].time;
-        if (generator_send(&sv->gen, &c) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-int live_play_file(service *sv, const char *path, char *reply, size_t len)
-{
-    smf f;
-    double end;
-    if (smf_read_file(path, &f) != 0) {
-        snprintf(reply, len, "error cannot read %.3000s (see the service log)", path);
-        return -1;
-    }
-    size_t n = count_heard(&f, &end);
-    int rc = -1;
-    if (n == 0 || n > PLAY_FILE_MAX) {
-        snprintf(reply, len, "error %.3000s: %zu note and pedal messages (play takes 1 to %d)", path, n,
-                 PLAY_FILE_MAX);
-        goto done;
-    }
-    int64_t now = clock_now_ns();
-    /* After everything heard and played so far: the last answer's events
-     * sit on the context's time line from its phrase's end, which can run
-     * ahead of the session's (a file's answer starts before the file's own
-     * time has passed).  From the next whole second after both, and a whole
-     * silence cap further (the context shortens longer gaps to
-     * CONTEXT_MAX_GAP_S): the file is a new phrase, the gap before it the
-     * same whatever came before, so the same file and seed answer the
-     * same; whole seconds keep its times on the codec's 10 ms steps. */
-    double heard = session_time(sv, now), played = sv->cont.phrase_end_t + sv->cont.last_t + CONT_TAIL_S + 1;
-    double base = ceil(played > heard ? played : heard) + CONTEXT_MAX_GAP_S;
-    live_stop(sv, now);
-    phrase_end(&sv->phrase);
-    sv->cont.phrase_end_t = base + end;     /* a re-roll answers the file again */
-    sv->cont.have_last_phrase = 1;
-    if (hear_file(sv, &f, base) < 0 || answer_at(sv, now, 0, base + end) < 0) {
-        snprintf(reply, len, "error the generator is busy: %.3000s not played", path);
-        goto done;
-    }
-    snprintf(reply, len, "ok heard %zu messages of %.3000s (%.2f s); continuation %" PRIu32, n, path, end,
-             sv->cont.id);
-    rc = 0;
-done:
-    smf_free(&f);
-    return rc;
-}
-
-/* The take to play for NUMBER: 0 the newest; PREVIOUS: the sampled take
- * before the last one stepped to (replays are skipped). */
-static const take *choose_take(service *sv, unsigned number, int previous)
-{
-    takes *ts = &sv->takes;
-    if (!previous)
-        return takes_find(ts, number ? number : ts->last);
-    unsigned from = ts->cursor ? ts->cursor : ts->last;
-    for (unsigned n = from; n-- > 1;) {
-        const take *t = takes_find(ts, n);
-        if (!t)
-            break;
-        if (!t->replay_of) {
-            ts->cursor = n;
-            return t;
-        }
-    }
-    return NULL;
-}
-
-/* A copy of the take to send the generator (it frees it); NULL out of memory. */
-static cont_event *copy_events(const cont_event *ev, int n)
-{
-    cont_event *c = malloc(sizeof *c * (size_t)n);
-    if (c)
-        memcpy(c, ev, sizeof *c * (size_t)n);
-    return c;
-}
-
-int live_replay(service *sv, unsigned number, int previous, char *why, size_t len)
-{
-    static cont_event ev[TAKE_EVENTS];  /* the take's events: its slot may be the one the replay reuses */
-    const take *t = choose_take(sv, number, previous);
-    if (!t || t->n == 0) {
-        snprintf(why, len, t ? "take #%u has no notes" : "no take #%u is kept (see takes)", t ? t->number : number);
-        return -1;
-    }
-    int n = t->n;
-    unsigned played = t->number, cursor = sv->takes.cursor;
-    memcpy(ev, t->ev, sizeof *ev * (size_t)n);
-    int64_t now = clock_now_ns();
-    gen_cmd c;
-    live_stop(sv, now);
-    new_command(sv, &c, GEN_REPLAY);
-    c.spec.play = t->play;
-    c.spec.seed = t->seed;
-    c.at = session_time(sv, now);
-    c.n_replay = n;
-    c.replay = copy_events(ev, n);
-    if (!c.replay || generator_send(&sv->gen, &c) < 0) {
-        free(c.replay);
-        snprintf(why, len, "the generator is busy: take #%u not played", played);
-        return -1;
-    }
-    timeline tl = plan(sv, now, 0);
-    begin_live(sv, &c, &tl, 0, now, played);
-    sv->takes.cursor = cursor;          /* a replay does not move "previous take" */
-    for (int i = 0; i < n; i++) {
-        takes_add(sv->cont.take, &ev[i]);
-        place_event(sv, &ev[i], 0);
-    }
-    received_end(sv);
-    snprintf(why, len, "take #%u again, as take #%u", played, sv->takes.last);
     return 0;
 }

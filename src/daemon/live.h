@@ -1,10 +1,11 @@
-/* live.h: the continuation as the service plays it: when it starts and ends on the music's time line, where its notes fall, which are left out. */
+/* live.h: the answer's life: when it starts and ends on the music's time line, where its notes fall, which are left out. */
 #ifndef CONTINUO_DAEMON_LIVE_H
 #define CONTINUO_DAEMON_LIVE_H
 
-#include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/generator.h"
+#include "daemon/takes.h"
 #include "io/midi_port.h"
 
 struct service;
@@ -38,30 +39,38 @@ typedef struct live_cont {
     uint64_t n_received;            /* its events from the generator */
     uint64_t late_starts;           /* continuations whose first event came late: they
                                        started when it came (free time line) */
-    struct take *take;              /* its take (takes.h), being recorded */
+    struct take *take;              /* its take, being recorded (borrowed: a slot of the takes) */
     unsigned replay_next;           /* `replay N next`: the next phrase is answered with take N */
     int64_t  prepared_for;          /* the phrase (its last activity, ns) whose candidate
                                        answers were asked for (candidates > 1); 0: none */
     uint64_t prepared;              /* candidate answers asked for, in all */
 } live_cont;
 
+/* All of these run on the loop thread: it alone owns live_cont, and the
+ * generator hears of an answer only through its commands (generator.h). */
+
 /* The continuation is still going: being generated, queued or sounding. */
 int  service_responding(const struct service *sv);
 /* A continuation starts (the phrase ended at NOW, or REROLL: the last
- * phrase is answered again), timed by the config and the transport. */
+ * phrase is answered again), timed by the config and the time line. */
 void live_start(struct service *sv, int64_t now, int reroll);
+/* The phrase heard up to session time AT is answered, asked at NOW:
+ * sampled, or after `replay N next` with take N.  Returns 0, or -1 when
+ * the generator's ring is full (logged). */
+int  live_answer(struct service *sv, int64_t now, double at);
 /* Drops what is queued of it and ends its notes. */
 void live_stop(struct service *sv, int64_t now);
+/* A new continuation's command of KIND into C: its id (never 0) and the
+ * spec the config gives. */
+void live_command(struct service *sv, gen_cmd *c, gen_cmd_kind kind);
+/* The loop's side of a take played again (C: the GEN_REPLAY sent at NOW):
+ * TK, the new take holding its events (takes_replay), is placed as an
+ * answer is, not thinned, and ends after its last event. */
+void live_begin_replay(struct service *sv, const gen_cmd *c, int64_t now, take *tk);
 /* The generator's events into the scheduler (its wake fd was readable). */
 void live_receive(struct service *sv);
 /* A MIDI clock tick read at NOW, while a continuation waits for its beat. */
 void live_on_tick(struct service *sv, int64_t now);
-/* With sync = clock the model answers only while the transport runs. */
-int  live_may_answer(const struct service *sv);
-/* mode = duet, and (with sync = clock) the transport runs. */
-int  live_duet_on(const struct service *sv);
-/* The generator's head start, ms (lookahead_ms, or auto). */
-int  live_lookahead_ms(const struct service *sv);
 /* The scheduler may play up to live_hold's answer (NOW, or just before
  * the start while the first note waits for its beat's tick, which is
  * given up past anchor_until); live_hold_wake moves a wake-up at or past
@@ -69,19 +78,10 @@ int  live_lookahead_ms(const struct service *sv);
 int64_t live_hold(struct service *sv, int64_t now);
 int64_t live_hold_wake(const struct service *sv, int64_t wake);
 /* What is due by NOW on the music's side: an anchor given up, a duet to go
- * on or to stop, a phrase end to answer.  Returns 1 when it acted, else 0
- * with the earliest time it will have work in *WAKE (INT64_MAX: none). */
+ * on or to stop, a phrase end to answer, its candidates to prepare.
+ * Returns 1 when it acted, else 0 with the earliest time it will have
+ * work in *WAKE (INT64_MAX: none). */
 int  live_due(struct service *sv, int64_t now, int64_t *wake);
-/* `ctl play FILE`: the MIDI file's notes are heard as the player's phrase,
- * at their own times (from the next whole second of the session on), and
- * answered at once.  Returns 0 with the ok reply, or -1 with the error. */
-int  live_play_file(struct service *sv, const char *path, char *reply, size_t len);
-/* Plays take NUMBER again (0: the newest; PREVIOUS: the sampled take before
- * the one last stepped to), now, placed as an answer is (on the beat with
- * sync = clock); its notes enter the context as the model's playing, and
- * it is a take of its own.  Returns 0 with "take #3 again, as take #7" in
- * MSG, or -1 with why not. */
-int  live_replay(struct service *sv, unsigned number, int previous, char *msg, size_t len);
 /* Panic: stops the continuation and ends every sounding note at once. */
 void service_panic(struct service *sv, int64_t now);
 

@@ -302,7 +302,7 @@ static int start_service(service *sv)
     sv->watchdog_ns = notify_watchdog_ns();
     sv->next_watchdog = clock_now_ns() + sv->watchdog_ns / 2;
     log_info("listening: engine %s (%.2f ms per event, head start %d ms), %d input(s), %d output(s), "
-             "control socket %s", engine->name, sv->gen.ms_per_event, live_lookahead_ms(sv), sv->n_inputs,
+             "control socket %s", engine->name, sv->gen.ms_per_event, timeline_lookahead_ms(sv), sv->n_inputs,
              sv->n_outputs, sock);
     if (sv->watchdog_ns)
         log_info("watchdog: a ping every %.1f s while the generator moves (stalled: %.1f s without progress)",

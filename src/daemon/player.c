@@ -42,8 +42,9 @@ void service_link_changed(service *sv, int64_t now)
         log_debug("the Link session plays (%.2f BPM, %u peers)", sv->link.tempo, sv->link.peers);
 }
 
-/* M, read at NOW, arrived at AT (<= NOW; the time clock and transport
- * are followed by, so a tick read late keeps its place in the beat). */
+/* M, read at NOW, arrived at AT (<= NOW).  The clock and the transport
+ * follow AT, the time it arrived, so a tick read late keeps its place in
+ * the beat; the rest is taken at NOW. */
 void service_input(service *sv, const midi_msg *m, int64_t now, int64_t at)
 {
     double t = session_time(sv, now);
@@ -81,10 +82,10 @@ void service_input(service *sv, const midi_msg *m, int64_t now, int64_t at)
     if (act & PHRASE_HANDOVER) {
         live_stop(sv, now);
         phrase_end(&sv->phrase);
-        if (live_may_answer(sv))
+        if (timeline_playing(sv))
             live_start(sv, now, 0);
     }
-    if ((act & PHRASE_REROLL) && sv->cont.have_last_phrase && live_may_answer(sv)) {
+    if ((act & PHRASE_REROLL) && sv->cont.have_last_phrase && timeline_playing(sv)) {
         live_stop(sv, now);
         live_start(sv, now, 1);
     }

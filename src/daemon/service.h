@@ -1,4 +1,4 @@
-/* service.h: the state of `continuo serve`, shared by loop.c, ports.c, commands.c and settings.c. */
+/* service.h: the state of `continuo serve`, shared by the daemon's files (loop, player, ports, live, timeline, replay, commands, settings). */
 #ifndef CONTINUO_DAEMON_SERVICE_H
 #define CONTINUO_DAEMON_SERVICE_H
 
@@ -11,7 +11,9 @@
 #include "daemon/takes.h"
 #include "daemon/options.h"
 #include "daemon/phrase.h"
+#include "daemon/replay.h"
 #include "daemon/scheduler.h"
+#include "daemon/timeline.h"
 #include "daemon/transport.h"
 #include "io/midi_port.h"
 #include "util/log.h"

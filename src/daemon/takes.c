@@ -21,6 +21,21 @@ take *takes_start(takes *ts, double when, uint64_t seed, const play_settings *pl
     return t;
 }
 
+take *takes_replay(takes *ts, double when, unsigned number)
+{
+    const take *from = takes_find(ts, number);
+    uint64_t seed = from->seed;
+    play_settings play = from->play;
+    unsigned cursor = ts->cursor;
+    int n = from->n;
+    take *t = takes_start(ts, when, seed, &play, number);
+    if (t != from)
+        memcpy(t->ev, from->ev, sizeof *t->ev * (size_t)n);
+    t->n = n;
+    ts->cursor = cursor;
+    return t;
+}
+
 void takes_add(take *t, const cont_event *e)
 {
     if (t && t->n < TAKE_EVENTS && e->kind != CONT_TIME)

@@ -33,6 +33,11 @@ typedef struct takes {
 
 /* A take starts (the newest, numbered last + 1): it replaces the oldest. */
 take *takes_start(takes *ts, double when, uint64_t seed, const play_settings *play, unsigned replay_of);
+/* Take NUMBER (kept: takes_find) played again starts a take of its own,
+ * as takes_start does, with NUMBER's seed, settings and events (in place
+ * when the new take reuses NUMBER's slot); "previous take" stays where it
+ * was. */
+take *takes_replay(takes *ts, double when, unsigned number);
 /* Its event E (the take being recorded). */
 void  takes_add(take *t, const cont_event *e);
 /* Take NUMBER, or NULL when it is not kept (too old, or not played yet). */
