@@ -206,6 +206,12 @@ def dead_public(texts, src):
                 public[name] = (path, line_of(s, off))
         own[path] = spans
     used = set()
+    # A name made by the preprocessor (`apply_##apply` in an X-macro table)
+    # is used by the table: every public name with such a prefix counts.
+    pasted = set()
+    for s in stripped.values():
+        pasted.update(re.findall(r"\b(\w+_)\s*##", s))
+    used.update(n for n in public if any(n.startswith(p) for p in pasted))
     for path, s in stripped.items():
         for m in IDENT.finditer(s):
             name = m.group(0)
