@@ -63,7 +63,12 @@ static const char *format_velocity(const void *src, char *buf, size_t len)
     return buf;
 }
 
-const value_type play_type_velocity = { "auto or 1..127", sizeof(int), parse_velocity, format_velocity };
+const value_type play_type_velocity = {
+    .what = "auto or 1..127",
+    .size = sizeof(int),
+    .parse = parse_velocity,
+    .format = format_velocity,
+};
 
 /* ---- key: auto, off, or a tonic and a mode ---- */
 
@@ -161,8 +166,12 @@ static const char *format_key(const void *src, char *buf, size_t len)
     return buf;
 }
 
-const value_type play_type_key = { "auto, off, or a key: C major, A minor, D dorian, ...", sizeof(play_key),
-                                   parse_key, format_key };
+const value_type play_type_key = {
+    .what = "auto, off, or a key: C major, A minor, D dorian, ...",
+    .size = sizeof(play_key),
+    .parse = parse_key,
+    .format = format_key,
+};
 
 /* ---- candidate_score: likelihood, nudged, motif, pace, mix ---- */
 
@@ -190,4 +199,9 @@ static const char *format_score(const void *src, char *buf, size_t len)
     return buf;
 }
 
-const value_type play_type_score = { "likelihood, nudged, motif, pace or mix", sizeof(int), parse_score, format_score };
+const value_type play_type_score = {
+    .what = "likelihood, nudged, motif, pace or mix",
+    .size = sizeof(int),
+    .parse = parse_score,
+    .format = format_score,
+};
