@@ -25,9 +25,18 @@ int main(void)
             CHECK_NEAR(atof(buf), atof(o->default_value), 1e-12);
         else
             CHECK(strcmp(buf, o->default_value) == 0);
-        CHECK(o->help && o->help[0]);
+        const char *help = config_help(o, buf, sizeof buf);
+        CHECK(help && help[0]);
         CHECK(config_find(o->name) == o);
+        /* A controller key sets an option there is, or asks for an action. */
+        if (o->cc.map == CC_ACTION)
+            CHECK(o->cc.action != 0 && o->cc.does);
+        else if (o->cc.map != CC_NONE)
+            CHECK(o->cc.sets && config_find(o->cc.sets) && !config_needs_restart(config_find(o->cc.sets)));
     }
+    /* A controller key's help is written from its row. */
+    CHECK(strcmp(config_help(config_find("cc_length"), buf, sizeof buf),
+                 "Controller number (0..127) that sets response_seconds (0..127 -> 1..30 s); -1 turns it off.") == 0);
     CHECK_NEAR(c.play.sampling.temperature, 1.0, 0);
     CHECK_INT(c.phrase_silence_ms, 800);
     CHECK_INT(c.midi_thru, 1);
