@@ -4,11 +4,9 @@
 #include "play/continuation.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 
 #include "util/choices.h"
@@ -335,23 +333,9 @@ const char *config_enum_name(const option_def *opt, int index, char *buf, size_t
     return buf;
 }
 
-static int parse_bool(const char *v)
-{
-    static const char *const yes[] = { "yes", "true", "on", "1" };
-    static const char *const no[] = { "no", "false", "off", "0" };
-    for (int i = 0; i < 4; i++) {
-        if (strcasecmp(v, yes[i]) == 0)
-            return 1;
-        if (strcasecmp(v, no[i]) == 0)
-            return 0;
-    }
-    return -1;
-}
-
 int config_set(config *c, const option_def *opt, const char *value, char *why, size_t whylen)
 {
     char *field = (char *)c + opt->offset;
-    char *end;
     switch (opt->type) {
     case OPT_STRING:
         if (strlen(value) >= CONFIG_STR_MAX) {
@@ -361,9 +345,8 @@ int config_set(config *c, const option_def *opt, const char *value, char *why, s
         snprintf(field, CONFIG_STR_MAX, "%s", value);
         return 0;
     case OPT_INT: {
-        errno = 0;
-        long v = strtol(value, &end, 10);
-        if (!*value || *end || errno || v < opt->min || v > opt->max) {
+        long v;
+        if (value_parse_long(value, &v) < 0 || v < opt->min || v > opt->max) {
             snprintf(why, whylen, "expected an integer from %.0f to %.0f, got '%s'",
                      opt->min, opt->max, value);
             return -1;
@@ -372,9 +355,8 @@ int config_set(config *c, const option_def *opt, const char *value, char *why, s
         return 0;
     }
     case OPT_DOUBLE: {
-        errno = 0;
-        double v = strtod(value, &end);
-        if (!*value || *end || errno || !isfinite(v) || v < opt->min || v > opt->max) {
+        double v;
+        if (value_parse_double(value, &v) < 0 || v < opt->min || v > opt->max) {
             snprintf(why, whylen, "expected a number from %g to %g, got '%s'",
                      opt->min, opt->max, value);
             return -1;
@@ -383,8 +365,8 @@ int config_set(config *c, const option_def *opt, const char *value, char *why, s
         return 0;
     }
     case OPT_BOOL: {
-        int v = parse_bool(value);
-        if (v < 0) {
+        int v;
+        if (value_parse_bool(value, &v) < 0) {
             snprintf(why, whylen, "expected yes or no, got '%s'", value);
             return -1;
         }
@@ -438,8 +420,7 @@ void config_spec(const config *c, uint64_t seed, cont_spec *out)
 void config_defaults(config *c)
 {
     char why[256];
-    memset(c, 0, sizeof *c);
-    play_default(&c->play);
+    memset(c, 0, sizeof *c);     /* then every field from its row, the play settings' too */
     for (size_t i = 0; i < config_n_options; i++)
         if (config_set(c, &config_options[i], config_options[i].default_value, why, sizeof why) < 0)
             log_error("internal error: default of %s: %s", config_options[i].name, why);

@@ -55,8 +55,9 @@ enum {
     PLAY_SCORE_COUNT
 };
 
-/* The PLAY_* values (model/sampler.h): the knobs neutral, motif and
- * release as measured, 8 candidates by the mix. */
+/* Every setting's DEFAULT in the table below (there the PLAY_* values of
+ * model/sampler.h: the knobs neutral, motif and release as measured, 8
+ * candidates by the mix), read as the config file reads it. */
 void play_default(play_settings *p);
 /* The rules across settings: pitch_low above pitch_high is refused.
  * Returns 0, or -1 with "pitch_low = 80 is above pitch_high = 60" in WHY. */
