@@ -28,23 +28,25 @@ static void percentiles(char *buf, size_t len, const char *name, int64_t *v, siz
              name, v[n - 1] / unit);
 }
 
-/* The knobs (play_options.h) after the status line's counters: a key's
- * name in quotes (it holds a space); density says when the pace rule it
+/* The knobs and the candidates (play_options.h's PLAY_KNOB_OPTIONS rows)
+ * after the status line's counters, each as `get` gives it: a value that
+ * can hold a space (a key's) in quotes; density says when the pace rule it
  * works through is off. */
-static void status_knobs(const play_settings *p, char *reply, size_t len)
+#define KNOB_NAME(KEY, CLI, KIND, FIELD, DEF, LO, HI, ARG, APPLY, HELP) KEY,
+static void status_knobs(const config *c, char *reply, size_t len)
 {
-    char vel[16], key[64];
-    size_t used = strlen(reply);
-    if (used >= len)
-        return;
-    play_type_velocity.format(&p->velocity, vel, sizeof vel);
-    play_type_key.format(&p->key, key, sizeof key);
-    snprintf(reply + used, len - used,
-             " density=%g%s register=%d pitch_low=%d pitch_high=%d velocity=%s key=\"%s\" key_lock=%s"
-             " rhythm_temperature=%g pitch_temperature=%g motif=%g candidates=%d candidate_score=%s",
-             p->density, p->sampling.pace <= 0 && p->density != 1 ? "(off:pace=0)" : "", p->register_shift,
-             p->pitch_low, p->pitch_high, vel, key, p->key_lock ? "yes" : "no", p->rhythm_temperature,
-             p->pitch_temperature, p->motif, p->candidates, play_score_name(p->candidate_score));
+    static const char *const knobs[] = { PLAY_KNOB_OPTIONS(KNOB_NAME) };
+    char value[CONFIG_STR_MAX];
+    for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
+        const option_def *o = config_find(knobs[i]);
+        const char *quote = o->vtype && o->vtype->spaced ? "\"" : "";
+        int pace_off = strcmp(o->name, "density") == 0 && c->play.sampling.pace <= 0 && c->play.density != 1;
+        size_t used = strlen(reply);
+        if (used >= len)
+            return;
+        snprintf(reply + used, len - used, " %s=%s%s%s%s", o->name, quote,
+                 config_format(c, o, value, sizeof value), quote, pace_off ? "(off:pace=0)" : "");
+    }
 }
 
 static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t len)
@@ -101,7 +103,7 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
     } else if (used < len) {
         snprintf(reply + used, len - used, " link=off");
     }
-    status_knobs(&sv->cfg.play, reply, len);
+    status_knobs(&sv->cfg, reply, len);
     service_describe_outputs(sv, reply, len);
 }
 

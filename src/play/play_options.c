@@ -185,6 +185,7 @@ const value_type play_type_key = {
     .size = sizeof(play_key),
     .parse = parse_key,
     .format = format_key,
+    .spaced = 1,
 };
 
 /* ---- candidate_score: likelihood, nudged, motif, pace, mix ---- */

@@ -16,6 +16,8 @@ typedef struct value_type {
     size_t      size;
     int         (*parse)(const char *text, void *dst, char *why, size_t len);
     const char *(*format)(const void *src, char *buf, size_t len);
+    int         spaced;     /* its text can hold a space ("C major"): quoted among
+                               name=value words (`ctl status`) */
 } value_type;
 
 /* The plain values as the config file writes them, for its parser
