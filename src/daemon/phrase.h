@@ -42,10 +42,10 @@ typedef struct phrase_change {
     double      value;
 } phrase_change;
 
-#define PHRASE_MAX_CHANGES 12   /* room for a controller asked of by several keys (in a
-                                   config that config_check would refuse) */
+#define PHRASE_MAX_CHANGES 12   /* one controller has one key (config_check); room for
+                                   more in a config that did not pass it */
 
-/* The settings one message asks for, in the order of the cc_* keys. */
+/* The settings one message asks for, in the option table's order. */
 typedef struct phrase_changes {
     int           n;
     phrase_change item[PHRASE_MAX_CHANGES];
