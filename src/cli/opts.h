@@ -60,29 +60,36 @@ typedef struct cli_spec {
 /* Rows, one macro per kind; CLI_PTR makes the compiler check the
  * destination's type against the kind. */
 #define CLI_PTR(type, p) ((void *)(1 ? (p) : (type *)0))
-#define CLI_FLAG(name, letter, dst, help) \
-    { name, letter, CLI_KIND_FLAG, NULL, 0, 0, NULL, CLI_PTR(int, dst), help, NULL }
-#define CLI_INT(name, letter, arg, lo, hi, dst, help) \
-    { name, letter, CLI_KIND_INT, arg, lo, hi, NULL, CLI_PTR(int, dst), help, NULL }
-#define CLI_U64(name, letter, arg, lo, hi, dst, help) \
-    { name, letter, CLI_KIND_U64, arg, lo, hi, NULL, CLI_PTR(uint64_t, dst), help, NULL }
-#define CLI_DOUBLE(name, letter, arg, lo, hi, dst, help) \
-    { name, letter, CLI_KIND_DOUBLE, arg, lo, hi, NULL, CLI_PTR(double, dst), help, NULL }
-#define CLI_STRING(name, letter, arg, dst, help) \
-    { name, letter, CLI_KIND_STRING, arg, 0, 0, NULL, CLI_PTR(const char *, dst), help, NULL }
-#define CLI_FILE(name, letter, arg, dst, help) \
-    { name, letter, CLI_KIND_FILE, arg, 0, 0, NULL, CLI_PTR(const char *, dst), help, NULL }
-#define CLI_ENUM(name, letter, arg, choices, dst, help) \
-    { name, letter, CLI_KIND_ENUM, arg, 0, 0, choices, CLI_PTR(int, dst), help, NULL }
-#define CLI_LIST(name, letter, arg, dst, help) \
-    { name, letter, CLI_KIND_LIST, arg, 0, 0, NULL, CLI_PTR(cli_list, dst), help, NULL }
-#define CLI_PARSED(name, letter, arg, vtype, dst, help) \
-    { name, letter, CLI_KIND_PARSED, arg, 0, 0, NULL, dst, help, vtype }
-#define CLI_END { NULL, 0, CLI_KIND_FLAG, NULL, 0, 0, NULL, NULL, NULL, NULL }
+#define CLI_FLAG(NAME, LETTER, DST, HELP) \
+    { .name = NAME, .letter = LETTER, .kind = CLI_KIND_FLAG, .dest = CLI_PTR(int, DST), .help = HELP }
+#define CLI_INT(NAME, LETTER, ARG, LO, HI, DST, HELP)                                                   \
+    { .name = NAME, .letter = LETTER, .kind = CLI_KIND_INT, .arg = ARG, .min = LO, .max = HI,        \
+      .dest = CLI_PTR(int, DST), .help = HELP }
+#define CLI_U64(NAME, LETTER, ARG, LO, HI, DST, HELP)                                                   \
+    { .name = NAME, .letter = LETTER, .kind = CLI_KIND_U64, .arg = ARG, .min = LO, .max = HI,        \
+      .dest = CLI_PTR(uint64_t, DST), .help = HELP }
+#define CLI_DOUBLE(NAME, LETTER, ARG, LO, HI, DST, HELP)                                                \
+    { .name = NAME, .letter = LETTER, .kind = CLI_KIND_DOUBLE, .arg = ARG, .min = LO, .max = HI,     \
+      .dest = CLI_PTR(double, DST), .help = HELP }
+#define CLI_STRING(NAME, LETTER, ARG, DST, HELP)                                                        \
+    { .name = NAME, .letter = LETTER, .kind = CLI_KIND_STRING, .arg = ARG,                           \
+      .dest = CLI_PTR(const char *, DST), .help = HELP }
+#define CLI_FILE(NAME, LETTER, ARG, DST, HELP)                                                          \
+    { .name = NAME, .letter = LETTER, .kind = CLI_KIND_FILE, .arg = ARG,                             \
+      .dest = CLI_PTR(const char *, DST), .help = HELP }
+#define CLI_ENUM(NAME, LETTER, ARG, CHOICES, DST, HELP)                                                 \
+    { .name = NAME, .letter = LETTER, .kind = CLI_KIND_ENUM, .arg = ARG, .choices = CHOICES,         \
+      .dest = CLI_PTR(int, DST), .help = HELP }
+#define CLI_LIST(NAME, LETTER, ARG, DST, HELP)                                                          \
+    { .name = NAME, .letter = LETTER, .kind = CLI_KIND_LIST, .arg = ARG,                             \
+      .dest = CLI_PTR(cli_list, DST), .help = HELP }
+#define CLI_PARSED(NAME, LETTER, ARG, VTYPE, DST, HELP)                                                 \
+    { .name = NAME, .letter = LETTER, .kind = CLI_KIND_PARSED, .arg = ARG, .dest = DST, .help = HELP, \
+      .vtype = VTYPE }
+#define CLI_END { .name = NULL, .kind = CLI_KIND_FLAG }
 
 /* The options several subcommands share, written once. */
-#define CLI_OPT_HELP \
-    { "help", 'h', CLI_KIND_HELP, NULL, 0, 0, NULL, NULL, "this help", NULL }
+#define CLI_OPT_HELP { .name = "help", .letter = 'h', .kind = CLI_KIND_HELP, .help = "this help" }
 #define CLI_OPT_MODEL(dst) \
     CLI_STRING("model", 0, "FILE", dst, "model file (default: $CONTINUO_MODEL, the installed default\n" \
                "model, ./models/continuo-default.gguf)")

@@ -28,23 +28,25 @@ static void percentiles(char *buf, size_t len, const char *name, int64_t *v, siz
              name, v[n - 1] / unit);
 }
 
-/* The knobs (play_options.h) after the status line's counters: a key's
- * name in quotes (it holds a space); density says when the pace rule it
+/* The knobs and the candidates (play_options.h's PLAY_KNOB_OPTIONS rows)
+ * after the status line's counters, each as `get` gives it: a value that
+ * can hold a space (a key's) in quotes; density says when the pace rule it
  * works through is off. */
-static void status_knobs(const play_settings *p, char *reply, size_t len)
+#define KNOB_NAME(KEY, CLI, KIND, FIELD, DEF, LO, HI, ARG, APPLY, HELP) KEY,
+static void status_knobs(const config *c, char *reply, size_t len)
 {
-    char vel[16], key[64];
-    size_t used = strlen(reply);
-    if (used >= len)
-        return;
-    play_type_velocity.format(&p->velocity, vel, sizeof vel);
-    play_type_key.format(&p->key, key, sizeof key);
-    snprintf(reply + used, len - used,
-             " density=%g%s register=%d pitch_low=%d pitch_high=%d velocity=%s key=\"%s\" key_lock=%s"
-             " rhythm_temperature=%g pitch_temperature=%g motif=%g candidates=%d candidate_score=%s",
-             p->density, p->sampling.pace <= 0 && p->density != 1 ? "(off:pace=0)" : "", p->register_shift,
-             p->pitch_low, p->pitch_high, vel, key, p->key_lock ? "yes" : "no", p->rhythm_temperature,
-             p->pitch_temperature, p->motif, p->candidates, play_score_name(p->candidate_score));
+    static const char *const knobs[] = { PLAY_KNOB_OPTIONS(KNOB_NAME) };
+    char value[CONFIG_STR_MAX];
+    for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
+        const option_def *o = config_find(knobs[i]);
+        const char *quote = o->vtype && o->vtype->spaced ? "\"" : "";
+        int pace_off = strcmp(o->name, "density") == 0 && c->play.sampling.pace <= 0 && c->play.density != 1;
+        size_t used = strlen(reply);
+        if (used >= len)
+            return;
+        snprintf(reply + used, len - used, " %s=%s%s%s%s", o->name, quote,
+                 config_format(c, o, value, sizeof value), quote, pace_off ? "(off:pace=0)" : "");
+    }
 }
 
 static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t len)
@@ -101,7 +103,7 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
     } else if (used < len) {
         snprintf(reply + used, len - used, " link=off");
     }
-    status_knobs(&sv->cfg.play, reply, len);
+    status_knobs(&sv->cfg, reply, len);
     service_describe_outputs(sv, reply, len);
 }
 
@@ -269,21 +271,30 @@ static void cmd_save_take(service *sv, char *arg, char *rest, char *reply, size_
 static void cmd_help(service *sv, char *name, char *rest, char *reply, size_t len);
 
 const control_command control_commands[] = {
-    { "status", 0, 0, cmd_status, "status", "state, counters, latency and timing figures" },
-    { "panic",  0, 0, cmd_panic,  "panic", "all notes off, drop what is queued" },
-    { "get",    1, 1, cmd_get,    "get KEY", "a setting's value" },
-    { "set",    2, 2, cmd_set,    "set KEY VALUE", "change a live setting (see continuo.conf)" },
-    { "reload", 0, 0, cmd_reload, "reload", "re-read the config file (as SIGHUP)" },
-    { "save",   1, 2, cmd_save,   "save FILE", "write the session (player, model) to a MIDI file" },
-    { "play",   1, 2, cmd_play,   "play FILE",
-      "hear a MIDI file's notes as the player's phrase (at their own times) and answer it" },
-    { "tempo",  0, 1, cmd_tempo,  "tempo [BPM]",
-      "the tempo followed; with sync = link, propose BPM to the Link session" },
-    { "takes",  0, 0, cmd_takes,  "takes", "the last answers kept: when, how long, notes, seed" },
-    { "replay", 0, 2, cmd_replay, "replay [N] [next]",
-      "play take N (default: the newest) again, now or as the next answer" },
-    { "save-take", 2, 2, cmd_save_take, "save-take N FILE", "write take N to a MIDI file" },
-    { "help",   0, 1, cmd_help,   "help [COMMAND]", "the commands, or what one does" },
+    { .name = "status", .min_args = 0, .max_args = 0, .run = cmd_status, .usage = "status",
+      .help = "state, counters, latency and timing figures" },
+    { .name = "panic", .min_args = 0, .max_args = 0, .run = cmd_panic, .usage = "panic",
+      .help = "all notes off, drop what is queued" },
+    { .name = "get", .min_args = 1, .max_args = 1, .run = cmd_get, .usage = "get KEY",
+      .help = "a setting's value" },
+    { .name = "set", .min_args = 2, .max_args = 2, .run = cmd_set, .usage = "set KEY VALUE",
+      .help = "change a live setting (see continuo.conf)" },
+    { .name = "reload", .min_args = 0, .max_args = 0, .run = cmd_reload, .usage = "reload",
+      .help = "re-read the config file (as SIGHUP)" },
+    { .name = "save", .min_args = 1, .max_args = 2, .run = cmd_save, .usage = "save FILE",
+      .help = "write the session (player, model) to a MIDI file" },
+    { .name = "play", .min_args = 1, .max_args = 2, .run = cmd_play, .usage = "play FILE",
+      .help = "hear a MIDI file's notes as the player's phrase (at their own times) and answer it" },
+    { .name = "tempo", .min_args = 0, .max_args = 1, .run = cmd_tempo, .usage = "tempo [BPM]",
+      .help = "the tempo followed; with sync = link, propose BPM to the Link session" },
+    { .name = "takes", .min_args = 0, .max_args = 0, .run = cmd_takes, .usage = "takes",
+      .help = "the last answers kept: when, how long, notes, seed" },
+    { .name = "replay", .min_args = 0, .max_args = 2, .run = cmd_replay, .usage = "replay [N] [next]",
+      .help = "play take N (default: the newest) again, now or as the next answer" },
+    { .name = "save-take", .min_args = 2, .max_args = 2, .run = cmd_save_take, .usage = "save-take N FILE",
+      .help = "write take N to a MIDI file" },
+    { .name = "help", .min_args = 0, .max_args = 1, .run = cmd_help, .usage = "help [COMMAND]",
+      .help = "the commands, or what one does" },
 };
 const size_t control_n_commands = sizeof control_commands / sizeof control_commands[0];
 

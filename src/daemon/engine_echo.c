@@ -115,8 +115,14 @@ static void echo_rewind(void *state)
 }
 
 const engine_ops engine_echo = {
-    "echo", echo_open, echo_close, echo_listen, echo_begin, echo_next, echo_end, echo_rewind, NULL, NULL, NULL,
-    NULL, NULL,
+    .name = "echo",
+    .open = echo_open,
+    .close = echo_close,
+    .listen = echo_listen,
+    .begin = echo_begin,
+    .next = echo_next,
+    .end = echo_end,
+    .rewind = echo_rewind,
 };
 
 /* "stall": echo's first event, then it never returns from the engine, as a
@@ -132,6 +138,12 @@ static int stall_next(void *state, cont_event *out)
 }
 
 const engine_ops engine_stall = {
-    "stall", echo_open, echo_close, echo_listen, echo_begin, stall_next, echo_end, echo_rewind, NULL, NULL, NULL,
-    NULL, NULL,
+    .name = "stall",
+    .open = echo_open,
+    .close = echo_close,
+    .listen = echo_listen,
+    .begin = echo_begin,
+    .next = stall_next,
+    .end = echo_end,
+    .rewind = echo_rewind,
 };

@@ -55,6 +55,8 @@ typedef struct config {
     play_settings play;                    /* how the continuation is played: sampling,
                                               nudges, caps (play/play_options.h) */
     int    seed;                           /* 0: from the clock; continuation n gets seed + n */
+    /* Controller keys: a controller number, -1 = off; what each does is
+     * its row's option_cc (options.c). */
     int    cc_handover, cc_temperature, cc_top_p, cc_panic, cc_reroll, cc_length; /* -1 = off */
     int    cc_density, cc_register, cc_pitch_low, cc_pitch_high, cc_velocity, cc_key_lock,
            cc_rhythm_temperature, cc_pitch_temperature, cc_motif;      /* the knobs; -1 = off */
@@ -93,6 +95,32 @@ int apply_sync(struct service *sv, char *why, size_t len);       /* joins or lea
 int apply_link(struct service *sv, char *why, size_t len);       /* Link's start/stop sync on or off */
 int apply_tempo(struct service *sv, char *why, size_t len);      /* proposed to the Link session */
 
+/* What a controller key (cc_*) does with the value (0..127) of the
+ * controller it names: it sets an option through a mapping, or asks for an
+ * action at CC_ON and above.  Its row says so once: phrase.c maps the
+ * controller by it, config_check keeps two keys off one controller, and the
+ * config file's help is written from it. */
+#define CC_ON 64
+typedef enum {
+    CC_NONE,        /* not a controller key */
+    CC_ACTION,      /* value >= CC_ON asks for ACTION */
+    CC_LINEAR,      /* LO + (HI - LO) value / 127 */
+    CC_WHOLE,       /* the same, to the nearest whole number */
+    CC_FACTOR,      /* LO (HI / LO)^(value / 127): from LO to HI by equal ratios */
+    CC_VALUE,       /* the value itself (a MIDI number) */
+    CC_SWITCH,      /* value >= CC_ON: 1 (yes), else 0 */
+} cc_map;
+
+typedef struct option_cc {
+    cc_map      map;
+    const char *sets;       /* the option it sets (config_find); not for CC_ACTION */
+    double      lo, hi;     /* CC_LINEAR, CC_WHOLE, CC_FACTOR: what 0 and 127 give */
+    const char *unit;       /* written after LO..HI in the help (" s"), or NULL */
+    int         action;     /* CC_ACTION: the PHRASE_* bit (daemon/phrase.h) */
+    const char *does;       /* CC_ACTION: what it does, for the help: "re-rolls the last response" */
+    const char *note;       /* more for the help, after the mapping, or NULL */
+} option_cc;
+
 /* One option: the single place that names, types, bounds, applies and documents it. */
 typedef struct option_def {
     const char *name;
@@ -103,14 +131,23 @@ typedef struct option_def {
     option_apply apply;         /* run when `set` or `reload` change it while
                                    running; NULL: it needs a restart */
     size_t      offset;         /* of the field in struct config */
-    const char *help;           /* one or more lines, '\n'-separated */
+    const char *help;           /* one or more lines, '\n'-separated; a controller
+                                   key's is written from CC (config_help) */
     const value_type *vtype;    /* OPT_PARSED: how its text is read and written */
+    option_cc   cc;             /* a controller key's controller (CC_NONE: not one) */
 } option_def;
 
 extern const option_def config_options[];
 extern const size_t config_n_options;
 
 const option_def *config_find(const char *name);
+/* What value V (0..127) of a controller key OPT's controller sets
+ * OPT->cc.sets to (not for CC_ACTION). */
+double config_cc_value(const option_def *opt, int v);
+/* OPT's help: its text, or a controller key's written from its row
+ * ("Controller number (0..127) that sets top_p (0..127 -> 0.05..1); -1
+ * turns it off."), in BUF (LEN bytes) then. */
+const char *config_help(const option_def *opt, char *buf, size_t len);
 /* 1 when OPT cannot change while the service runs. */
 int config_needs_restart(const option_def *opt);
 
@@ -126,9 +163,10 @@ void config_defaults(config *c);
  * WHY (size WHYLEN) and returns -1 without touching C. */
 int config_set(config *c, const option_def *opt, const char *value, char *why, size_t whylen);
 /* The rules across keys: no two controller keys (cc_*) name the same
- * controller, and the play settings' (play_check: pitch_low <= pitch_high).  Returns 0, or -1 with "cc_top_p = 21: controller 21 is
- * cc_temperature's already" in WHY (size LEN).  config_check_change names
- * CHANGED (NULL: the later key in the table) as the one that clashes. */
+ * controller, and the play settings' (play_check: pitch_low <= pitch_high).
+ * Returns 0, or -1 with "cc_top_p = 21: controller 21 is cc_temperature's
+ * already" in WHY (size LEN).  config_check_change names CHANGED (NULL: the
+ * later key in the table) as the one that clashes. */
 int config_check(const config *c, char *why, size_t len);
 int config_check_change(const config *c, const option_def *changed, char *why, size_t len);
 /* Swaps OPT's value between A and B (B then holds the one A had). */

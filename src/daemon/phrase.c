@@ -1,7 +1,6 @@
 /* phrase.c: the player's phrase: held keys, sustain pedal, silence, control changes. */
 #include "daemon/phrase.h"
 
-#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -10,61 +9,27 @@ void phrase_init(phrase *p)
     memset(p, 0, sizeof *p);
 }
 
-double phrase_cc_temperature(int v) { return 0.1 + 1.9 * v / 127.0; }
-double phrase_cc_top_p(int v)       { return 0.05 + 0.95 * v / 127.0; }
-double phrase_cc_length(int v)      { return 1.0 + 29.0 * v / 127.0; }
-double phrase_cc_factor(int v)      { return 0.25 * pow(16.0, v / 127.0); }
-double phrase_cc_register(int v)    { return (double)lround(-24.0 + 48.0 * v / 127.0); }
-static double cc_value(int v)       { return v; }
-static double cc_switch(int v)      { return v >= 64; }
-static double cc_unit(int v)        { return v / 127.0; }
-
-/* The controllers that set a value: the cc_* key (its field), the
- * setting, how 0..127 maps onto it. */
-static const struct {
-    size_t cc;
-    const char *option;
-    double (*map)(int value);
-} setters[] = {
-    { offsetof(config, cc_temperature), "temperature", phrase_cc_temperature },
-    { offsetof(config, cc_top_p), "top_p", phrase_cc_top_p },
-    { offsetof(config, cc_length), "response_seconds", phrase_cc_length },
-    { offsetof(config, cc_density), "density", phrase_cc_factor },
-    { offsetof(config, cc_register), "register", phrase_cc_register },
-    { offsetof(config, cc_pitch_low), "pitch_low", cc_value },
-    { offsetof(config, cc_pitch_high), "pitch_high", cc_value },
-    { offsetof(config, cc_velocity), "velocity", cc_value },
-    { offsetof(config, cc_key_lock), "key_lock", cc_switch },
-    { offsetof(config, cc_rhythm_temperature), "rhythm_temperature", phrase_cc_factor },
-    { offsetof(config, cc_pitch_temperature), "pitch_temperature", phrase_cc_factor },
-    { offsetof(config, cc_motif), "motif", cc_unit },
-};
-
 static void ask(phrase_changes *out, const char *option, double value)
 {
     if (out->n < PHRASE_MAX_CHANGES)
         out->item[out->n++] = (phrase_change){ option, value };
 }
 
-/* A control change other than the pedal: what the cc_* keys map it to. */
+/* A control change other than the pedal: what the controller keys (cc_*,
+ * options.c's rows with a controller) map it to. */
 static int control_change(const config *cfg, int key, int val, phrase_changes *out)
 {
     int act = 0;
-    for (size_t i = 0; i < sizeof setters / sizeof setters[0]; i++)
-        if (key == *(const int *)((const char *)cfg + setters[i].cc)) {
-            ask(out, setters[i].option, setters[i].map(val));
-            act |= PHRASE_CONTROL;
-        }
-    if (key == cfg->cc_handover)
-        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_HANDOVER : 0);
-    if (key == cfg->cc_panic)
-        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_PANIC : 0);
-    if (key == cfg->cc_reroll)
-        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_REROLL : 0);
-    if (key == cfg->cc_replay)
-        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_REPLAY : 0);
-    if (key == cfg->cc_previous_take)
-        act |= PHRASE_CONTROL | (val >= 64 ? PHRASE_PREVIOUS : 0);
+    for (size_t i = 0; i < config_n_options; i++) {
+        const option_def *o = &config_options[i];
+        if (o->cc.map == CC_NONE || key != *(const int *)((const char *)cfg + o->offset))
+            continue;
+        act |= PHRASE_CONTROL;
+        if (o->cc.map == CC_ACTION)
+            act |= val >= CC_ON ? o->cc.action : 0;
+        else
+            ask(out, o->cc.sets, config_cc_value(o, val));
+    }
     return act;
 }
 

@@ -42,19 +42,21 @@ typedef struct phrase_change {
     double      value;
 } phrase_change;
 
-#define PHRASE_MAX_CHANGES 12   /* the controllers that set a value */
+#define PHRASE_MAX_CHANGES 12   /* one controller has one key (config_check); room for
+                                   more in a config that did not pass it */
 
-/* The settings one message asks for, in the order of the cc_* keys. */
+/* The settings one message asks for, in the option table's order. */
 typedef struct phrase_changes {
     int           n;
     phrase_change item[PHRASE_MAX_CHANGES];
 } phrase_changes;
 
 /* Takes one message of the player received at NOW (ns) and returns
- * PHRASE_* bits.  A mapped controller that sets a value (cc_temperature,
- * cc_top_p, cc_length, the knobs' cc_*, as CFG maps them) does not change CFG: the new
- * values go to OUT (n = 0 when none), for the caller to set through the
- * one path every setting takes (service_set_option). */
+ * PHRASE_* bits.  A mapped controller (a controller key's, as CFG maps
+ * them and its option_cc says: options.c) asks for its action, or, when it
+ * sets a value, does not change CFG: the new values go to OUT (n = 0 when
+ * none), for the caller to set through the one path every setting takes
+ * (service_set_option). */
 int phrase_input(phrase *p, const config *cfg, const midi_msg *m, int64_t now, phrase_changes *out);
 
 /* When the phrase ends if nothing else comes: ns, or INT64_MAX when it
@@ -74,12 +76,5 @@ int phrase_release_lost(phrase *p, const config *cfg, int64_t now, uint8_t *keys
 
 /* Marks the phrase ended (silence reached or hand-over). */
 void phrase_end(phrase *p);
-
-/* The mappings of the control changes (0..127). */
-double phrase_cc_temperature(int value);   /* 0.1 .. 2.0 */
-double phrase_cc_top_p(int value);         /* 0.05 .. 1.0 */
-double phrase_cc_length(int value);        /* 1 .. 30 s */
-double phrase_cc_factor(int value);        /* 0.25 .. 4, 64: about 1 (density, the two temperatures) */
-double phrase_cc_register(int value);      /* -24 .. +24 semitones, whole, 64: 0 */
 
 #endif

@@ -231,11 +231,6 @@ const char *midi_port_name(const midi_port *p)
     return p->name;
 }
 
-midi_dir midi_port_dir(const midi_port *p)
-{
-    return p->dir;
-}
-
 const midi_port_stats *midi_port_get_stats(const midi_port *p)
 {
     return &p->stats;

@@ -139,7 +139,6 @@ int midi_port_save(midi_port *p, const char *path);
 
 /* The name P was opened with ("fifo:/tmp/in"); borrowed. */
 const char *midi_port_name(const midi_port *p);
-midi_dir midi_port_dir(const midi_port *p);
 const midi_port_stats *midi_port_get_stats(const midi_port *p);
 
 /* Names of the backends built in, in table order: ("null", "fifo", ...);

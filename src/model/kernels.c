@@ -1111,17 +1111,52 @@ typedef struct kernel_table {
                             float eps);
 } kernel_table;
 
+/* Filled by name (and indexed by level): two kernels of one signature
+ * cannot change places unseen. */
 static const kernel_table kernel_tables[] = {
-    { KERNEL_SCALAR, f16_row_scalar, dot_scalar, axpy_scalar, rows_f32_scalar, rows_f16_scalar,
-      weighted_rows_scalar, weighted_rows_n_scalar, gelu_scalar, softmax_scalar,
-      attend_softmax_generic, layernorm_rows_generic },
+    [KERNEL_SCALAR] = {
+        .level = KERNEL_SCALAR,
+        .f16_row = f16_row_scalar,
+        .dot = dot_scalar,
+        .axpy = axpy_scalar,
+        .rows_f32 = rows_f32_scalar,
+        .rows_f16 = rows_f16_scalar,
+        .weighted_rows = weighted_rows_scalar,
+        .weighted_rows_n = weighted_rows_n_scalar,
+        .gelu = gelu_scalar,
+        .softmax = softmax_scalar,
+        .rel_softmax = attend_softmax_generic,
+        .layernorm_rows = layernorm_rows_generic,
+    },
 #if KERNELS_X86
-    { KERNEL_AVX2, f16_row_avx2, dot_avx2, axpy_avx2, rows_f32_avx2, rows_f16_avx2,
-      weighted_rows_avx2, weighted_rows_n_avx2, gelu_avx2, softmax_avx2,
-      attend_softmax_generic, layernorm_rows_generic },
-    { KERNEL_AVX512, f16_row_avx2, dot_avx512, axpy_avx512, rows_f32_avx512, rows_f16_avx512,
-      weighted_rows_avx512, weighted_rows_n_avx512, gelu_avx512, softmax_avx512,
-      rel_softmax_avx512, layernorm_rows_avx512 },
+    [KERNEL_AVX2] = {
+        .level = KERNEL_AVX2,
+        .f16_row = f16_row_avx2,
+        .dot = dot_avx2,
+        .axpy = axpy_avx2,
+        .rows_f32 = rows_f32_avx2,
+        .rows_f16 = rows_f16_avx2,
+        .weighted_rows = weighted_rows_avx2,
+        .weighted_rows_n = weighted_rows_n_avx2,
+        .gelu = gelu_avx2,
+        .softmax = softmax_avx2,
+        .rel_softmax = attend_softmax_generic,
+        .layernorm_rows = layernorm_rows_generic,
+    },
+    [KERNEL_AVX512] = {
+        .level = KERNEL_AVX512,
+        .f16_row = f16_row_avx2,
+        .dot = dot_avx512,
+        .axpy = axpy_avx512,
+        .rows_f32 = rows_f32_avx512,
+        .rows_f16 = rows_f16_avx512,
+        .weighted_rows = weighted_rows_avx512,
+        .weighted_rows_n = weighted_rows_n_avx512,
+        .gelu = gelu_avx512,
+        .softmax = softmax_avx512,
+        .rel_softmax = rel_softmax_avx512,
+        .layernorm_rows = layernorm_rows_avx512,
+    },
 #endif
 };
 

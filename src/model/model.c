@@ -476,14 +476,3 @@ const char *model_memory_name(model_memory mem)
 {
     return mem == MODEL_MEMORY_STREAM ? "stream" : "window";
 }
-
-int model_memory_parse(const char *name, model_memory *mem)
-{
-    if (strcmp(name, "window") == 0)
-        *mem = MODEL_MEMORY_WINDOW;
-    else if (strcmp(name, "stream") == 0)
-        *mem = MODEL_MEMORY_STREAM;
-    else
-        return -1;
-    return 0;
-}

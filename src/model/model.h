@@ -113,8 +113,6 @@ typedef enum model_memory {
 
 /* "window" / "stream". */
 const char *model_memory_name(model_memory mem);
-/* NAME ("window" or "stream") into *MEM: 0, or -1 (nothing logged). */
-int model_memory_parse(const char *name, model_memory *mem);
 
 /* Run state: activations and KV cache, all allocated by model_state_init;
  * prefill and decode allocate nothing. Borrows the model.

@@ -126,11 +126,6 @@ void pool_free(pool *p)
     free(p);
 }
 
-int pool_size(const pool *p)
-{
-    return p->n;
-}
-
 void pool_run(pool *p, pool_fn fn, void *ctx)
 {
     if (p->n == 1) {

@@ -14,7 +14,6 @@ typedef struct pool pool;
  * Free with pool_free. */
 pool *pool_new(int n_threads);
 void  pool_free(pool *p);
-int   pool_size(const pool *p);
 /* Runs FN on every thread and returns when all are done. Allocates nothing.
  * Not reentrant: one caller thread at a time. */
 void  pool_run(pool *p, pool_fn fn, void *ctx);

@@ -3,26 +3,40 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "util/log.h"
+
+/* A row's DEFAULT read into its field as the config file reads its value
+ * (util/value.h, the value types): the table is the one place a default is
+ * written.  The compiler checks each field's type against its kind. */
+static int parse_int(const char *text, int *out)
+{
+    long v;
+    if (value_parse_long(text, &v) < 0 || v < INT_MIN || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+#define PARSE_DOUBLE(text, dst)   value_parse_double(text, dst)
+#define PARSE_INT(text, dst)      parse_int(text, dst)
+#define PARSE_BOOL(text, dst)     value_parse_bool(text, dst)
+#define PARSE_VELOCITY(text, dst) play_type_velocity.parse(text, dst, why, sizeof why)
+#define PARSE_KEY(text, dst)      play_type_key.parse(text, dst, why, sizeof why)
+#define PARSE_SCORE(text, dst)    play_type_score.parse(text, dst, why, sizeof why)
+#define DEFAULT_ROW(KEY, CLI, KIND, FIELD, DEF, LO, HI, ARG, APPLY, HELP)                              \
+    if (PARSE_##KIND(DEF, &p->FIELD) < 0)                                                            \
+        log_error("internal error: the default of %s, '%s', does not parse", KEY, DEF);
+
 void play_default(play_settings *p)
 {
+    char why[256];
     memset(p, 0, sizeof *p);
-    sampling_default(&p->sampling);
-    p->max_held = PLAY_MAX_HELD;
-    p->max_note_ms = PLAY_MAX_NOTE_MS;
-    p->density = 1;
-    p->pitch_high = 127;
-    p->key.kind = PLAY_KEY_AUTO;
-    p->rhythm_temperature = 1;
-    p->pitch_temperature = 1;
-    p->release = PLAY_RELEASE;
-    p->motif = PLAY_MOTIF;
-    p->candidates = PLAY_CANDIDATES;
-    p->candidate_score = PLAY_SCORE_MIX;
+    PLAY_OPTIONS(DEFAULT_ROW)
 }
 
 int play_check(const play_settings *p, char *why, size_t len)
@@ -63,7 +77,12 @@ static const char *format_velocity(const void *src, char *buf, size_t len)
     return buf;
 }
 
-const value_type play_type_velocity = { "auto or 1..127", sizeof(int), parse_velocity, format_velocity };
+const value_type play_type_velocity = {
+    .what = "auto or 1..127",
+    .size = sizeof(int),
+    .parse = parse_velocity,
+    .format = format_velocity,
+};
 
 /* ---- key: auto, off, or a tonic and a mode ---- */
 
@@ -161,8 +180,13 @@ static const char *format_key(const void *src, char *buf, size_t len)
     return buf;
 }
 
-const value_type play_type_key = { "auto, off, or a key: C major, A minor, D dorian, ...", sizeof(play_key),
-                                   parse_key, format_key };
+const value_type play_type_key = {
+    .what = "auto, off, or a key: C major, A minor, D dorian, ...",
+    .size = sizeof(play_key),
+    .parse = parse_key,
+    .format = format_key,
+    .spaced = 1,
+};
 
 /* ---- candidate_score: likelihood, nudged, motif, pace, mix ---- */
 
@@ -190,4 +214,9 @@ static const char *format_score(const void *src, char *buf, size_t len)
     return buf;
 }
 
-const value_type play_type_score = { "likelihood, nudged, motif, pace or mix", sizeof(int), parse_score, format_score };
+const value_type play_type_score = {
+    .what = "likelihood, nudged, motif, pace or mix",
+    .size = sizeof(int),
+    .parse = parse_score,
+    .format = format_score,
+};

@@ -55,8 +55,9 @@ enum {
     PLAY_SCORE_COUNT
 };
 
-/* The PLAY_* values (model/sampler.h): the knobs neutral, motif and
- * release as measured, 8 candidates by the mix. */
+/* Every setting's DEFAULT in the table below (there the PLAY_* values of
+ * model/sampler.h: the knobs neutral, motif and release as measured, 8
+ * candidates by the mix), read as the config file reads it. */
 void play_default(play_settings *p);
 /* The rules across settings: pitch_low above pitch_high is refused.
  * Returns 0, or -1 with "pitch_low = 80 is above pitch_high = 60" in WHY. */
@@ -82,8 +83,11 @@ const char *play_score_name(int score);
  *            value (read at the next continuation) or scheduler (the output's caps too)
  *   HELP     one text for both: `--help` adds "(default ...)", the config file its line.
  * Add a row here and both commands have it, with the same name, range,
- * default and help; tests/model/test_same_ids.py plays both. */
-#define PLAY_OPTIONS(X)                                                                                      \
+ * default and help; tests/model/test_same_ids.py plays both.  It is two
+ * parts: how it samples and its caps, then the knobs a player turns and
+ * the candidates, whose values `ctl status` shows. */
+#define PLAY_OPTIONS(X) PLAY_SAMPLING_OPTIONS(X) PLAY_KNOB_OPTIONS(X)
+#define PLAY_SAMPLING_OPTIONS(X)                                                                             \
     X("temperature", "temperature", DOUBLE, sampling.temperature, PLAY_STR(PLAY_TEMPERATURE),               \
       SAMPLING_TEMPERATURE_MIN, SAMPLING_TEMPERATURE_MAX, "T", value,                                       \
       "Sampling temperature; 0 always takes the most likely event.")                                         \
@@ -121,7 +125,8 @@ const char *play_score_name(int score);
     X("release", "release", DOUBLE, release, PLAY_STR(PLAY_RELEASE), 0, 4, "R", value,                                       \
       "How firmly a note of the continuation held past 40% of max_note_ms is\n"                           \
       "let go: its note-off drawn nearer the longer it is held, so that it\n"                              \
-      "ends as a pianist lets go rather than at the cap; 0: the model's odds.")                            \
+      "ends as a pianist lets go rather than at the cap; 0: the model's odds.")
+#define PLAY_KNOB_OPTIONS(X)                                                                                 \
     X("density", "density", DOUBLE, density, "1", 0.25, 4, "X", value,                                     \
       "How busy the continuation is: the pace it keeps (notes per second) as\n"                             \
       "a multiple of the one it heard (0.5: half as many notes, 2: twice as\n"                              \

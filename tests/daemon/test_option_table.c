@@ -25,9 +25,32 @@ int main(void)
             CHECK_NEAR(atof(buf), atof(o->default_value), 1e-12);
         else
             CHECK(strcmp(buf, o->default_value) == 0);
-        CHECK(o->help && o->help[0]);
+        const char *help = config_help(o, buf, sizeof buf);
+        CHECK(help && help[0]);
         CHECK(config_find(o->name) == o);
+        /* A controller key sets an option there is, or asks for an action. */
+        if (o->cc.map == CC_ACTION)
+            CHECK(o->cc.action != 0 && o->cc.does);
+        else if (o->cc.map != CC_NONE)
+            CHECK(o->cc.sets && config_find(o->cc.sets) && !config_needs_restart(config_find(o->cc.sets)));
     }
+    /* A controller key's help is written from its row. */
+    CHECK(strcmp(config_help(config_find("cc_length"), buf, sizeof buf),
+                 "Controller number (0..127) that sets response_seconds (0..127 -> 1..30 s); -1 turns it off.") == 0);
+    /* `continue`'s defaults (play_default) are serve's, each read from the
+     * play table's DEFAULT: the PLAY_* values, the knobs neutral. */
+    play_settings pd;
+    sampling_settings sd;
+    play_default(&pd);
+    CHECK(memcmp(&pd, &c.play, sizeof pd) == 0);
+    memset(&sd, 0, sizeof sd);
+    sampling_default(&sd);
+    CHECK(memcmp(&pd.sampling, &sd, sizeof sd) == 0);
+    CHECK(pd.max_held == PLAY_MAX_HELD && pd.max_note_ms == PLAY_MAX_NOTE_MS && pd.release == PLAY_RELEASE);
+    CHECK(pd.motif == PLAY_MOTIF && pd.candidates == PLAY_CANDIDATES && pd.candidate_score == PLAY_SCORE_MIX);
+    CHECK(pd.density == 1 && pd.register_shift == 0 && pd.pitch_low == 0 && pd.pitch_high == 127);
+    CHECK(pd.velocity == 0 && pd.key.kind == PLAY_KEY_AUTO && pd.key_lock == 0);
+    CHECK(pd.rhythm_temperature == 1 && pd.pitch_temperature == 1);
     CHECK_NEAR(c.play.sampling.temperature, 1.0, 0);
     CHECK_INT(c.phrase_silence_ms, 800);
     CHECK_INT(c.midi_thru, 1);

@@ -1,4 +1,5 @@
 /* test_phrase.c: held keys, the sustain pedal, phrase ends, what the model hears, mapped controls. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +9,16 @@
 #define MS 1000000LL
 
 static phrase_changes asked;   /* what the last message fed asked for */
+
+/* The controllers' mappings as the config file describes them. */
+static double map_temperature(int v) { return 0.1 + 1.9 * v / 127.0; }
+static double map_top_p(int v)       { return 0.05 + 0.95 * v / 127.0; }
+static double map_length(int v)      { return 1.0 + 29.0 * v / 127.0; }
+static double map_factor(int v)      { return 0.25 * pow(16.0, v / 127.0); }
+static double map_register(int v)    { return (double)lround(-24.0 + 48.0 * v / 127.0); }
+static double map_value(int v)       { return v; }
+static double map_switch(int v)      { return v >= 64; }
+static double map_unit(int v)        { return v / 127.0; }
 
 static int feed(phrase *p, config *c, int st, int d1, int d2, int64_t t)
 {
@@ -105,7 +116,30 @@ int main(void)
         char text[32], why[256];
         snprintf(text, sizeof text, "%.17g", asked.item[0].value);
         CHECK_INT(config_set(&c, config_find(asked.item[0].option), text, why, sizeof why), 0);
-        CHECK(c.response_seconds == phrase_cc_length(v));
+        CHECK(c.response_seconds == 1.0 + 29.0 * v / 127.0);
+    }
+    /* Every knob's controller maps 0..127 as its help says, to the bit. */
+    static const struct {
+        const char *key, *option;
+        double (*map)(int v);
+    } knobs[] = {
+        { "cc_temperature", "temperature", map_temperature }, { "cc_top_p", "top_p", map_top_p },
+        { "cc_length", "response_seconds", map_length }, { "cc_density", "density", map_factor },
+        { "cc_register", "register", map_register }, { "cc_pitch_low", "pitch_low", map_value },
+        { "cc_pitch_high", "pitch_high", map_value }, { "cc_velocity", "velocity", map_value },
+        { "cc_key_lock", "key_lock", map_switch }, { "cc_rhythm_temperature", "rhythm_temperature", map_factor },
+        { "cc_pitch_temperature", "pitch_temperature", map_factor }, { "cc_motif", "motif", map_unit },
+    };
+    for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; k++) {
+        config m;
+        config_defaults(&m);
+        m.cc_handover = m.cc_temperature = m.cc_top_p = m.cc_panic = m.cc_reroll = m.cc_length = -1;
+        *(int *)((char *)&m + config_find(knobs[k].key)->offset) = 30;
+        for (int v = 0; v < 128; v++) {
+            CHECK_INT(feed(&p, &m, 0xB0, 30, v, 0), PHRASE_CONTROL);
+            CHECK(asked.n == 1 && strcmp(asked.item[0].option, knobs[k].option) == 0);
+            CHECK(asked.n == 1 && asked.item[0].value == knobs[k].map(v));
+        }
     }
     /* Other messages ask for nothing. */
     feed(&p, &c, 0x90, 60, 90, 0);
