@@ -100,10 +100,7 @@ void sampler_free(sampler *s);
 
 /* The mask (vocab_size bytes) for the caller to fill before sampling. */
 uint8_t *sampler_mask(sampler *s);
-void sampler_allow_all(sampler *s);
 void sampler_forbid(sampler *s, int id);
-/* ID stays a candidate whatever top-k, top-p and min-p cut (unless forbidden). */
-void sampler_protect(sampler *s, int id);
 
 /* The next id from LOGITS (vocab_size, not modified). If every id is
  * forbidden, returns the most likely one regardless. */
