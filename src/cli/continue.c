@@ -57,6 +57,30 @@ static void set_defaults(continue_opts *o)
 #define PLAY_CLI_ROW(key, cli, kind, field, def, lo, hi, arg, apply, help) \
     PLAY_CLI_##kind(cli, arg, lo, hi, &o->play.field, help "\n(default " def "; serve's " key ")"),
 
+/* The options that depend on one another or on a file name, checked;
+ * the seed from the clock when none was given.  CLI_GO_ON, or 2. */
+static int check_args(continue_opts *o)
+{
+    if (o->plot_path && !pianoroll_format_ok(o->plot_path)) {
+        fprintf(stderr, "continuo continue: --plot draws SVG or PNG: give a file name ending in .svg or .png\n");
+        return 2;
+    }
+    if (o->attention_path && !cli_has_suffix(o->attention_path, ".svg")) {
+        fprintf(stderr, "continuo continue: --plot-attention draws SVG: give a file name ending in .svg\n");
+        return 2;
+    }
+    if (o->seed == SEED_FROM_CLOCK)
+        o->seed = (uint64_t)time(NULL);
+    if (o->verbose)
+        log_set_level(LOG_LEVEL_DEBUG);
+    char why[256];
+    if (play_check(&o->play, why, sizeof why) < 0) {
+        fprintf(stderr, "continuo continue: %s\n", why);
+        return 2;
+    }
+    return CLI_GO_ON;
+}
+
 /* The options into O; CLI_GO_ON, or the exit status. */
 static int parse_args(int argc, char **argv, continue_opts *o)
 {
@@ -104,24 +128,7 @@ static int parse_args(int argc, char **argv, continue_opts *o)
         cli_usage(&spec, stderr);
         return 2;
     }
-    if (o->plot_path && !pianoroll_format_ok(o->plot_path)) {
-        fprintf(stderr, "continuo continue: --plot draws SVG or PNG: give a file name ending in .svg or .png\n");
-        return 2;
-    }
-    if (o->attention_path && !cli_has_suffix(o->attention_path, ".svg")) {
-        fprintf(stderr, "continuo continue: --plot-attention draws SVG: give a file name ending in .svg\n");
-        return 2;
-    }
-    if (o->seed == SEED_FROM_CLOCK)
-        o->seed = (uint64_t)time(NULL);
-    if (o->verbose)
-        log_set_level(LOG_LEVEL_DEBUG);
-    char why[256];
-    if (play_check(&o->play, why, sizeof why) < 0) {
-        fprintf(stderr, "continuo continue: %s\n", why);
-        return 2;
-    }
-    return CLI_GO_ON;
+    return check_args(o);
 }
 
 /* Notes -> channel events on CHANNEL (0-based). */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/clock.h"
+#include "util/log.h"
 
 #define EVENTS_START 1024       /* events a candidate holds before its list grows */
 
