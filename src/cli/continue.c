@@ -57,6 +57,30 @@ static void set_defaults(continue_opts *o)
 #define PLAY_CLI_ROW(key, cli, kind, field, def, lo, hi, arg, apply, help) \
     PLAY_CLI_##kind(cli, arg, lo, hi, &o->play.field, help "\n(default " def "; serve's " key ")"),
 
+/* The options that depend on one another or on a file name, checked;
+ * the seed from the clock when none was given.  CLI_GO_ON, or 2. */
+static int check_args(continue_opts *o)
+{
+    if (o->plot_path && !pianoroll_format_ok(o->plot_path)) {
+        fprintf(stderr, "continuo continue: --plot draws SVG or PNG: give a file name ending in .svg or .png\n");
+        return 2;
+    }
+    if (o->attention_path && !cli_has_suffix(o->attention_path, ".svg")) {
+        fprintf(stderr, "continuo continue: --plot-attention draws SVG: give a file name ending in .svg\n");
+        return 2;
+    }
+    if (o->seed == SEED_FROM_CLOCK)
+        o->seed = (uint64_t)time(NULL);
+    if (o->verbose)
+        log_set_level(LOG_LEVEL_DEBUG);
+    char why[256];
+    if (play_check(&o->play, why, sizeof why) < 0) {
+        fprintf(stderr, "continuo continue: %s\n", why);
+        return 2;
+    }
+    return CLI_GO_ON;
+}
+
 /* The options into O; CLI_GO_ON, or the exit status. */
 static int parse_args(int argc, char **argv, continue_opts *o)
 {
@@ -104,24 +128,7 @@ static int parse_args(int argc, char **argv, continue_opts *o)
         cli_usage(&spec, stderr);
         return 2;
     }
-    if (o->plot_path && !pianoroll_format_ok(o->plot_path)) {
-        fprintf(stderr, "continuo continue: --plot draws SVG or PNG: give a file name ending in .svg or .png\n");
-        return 2;
-    }
-    if (o->attention_path && !cli_has_suffix(o->attention_path, ".svg")) {
-        fprintf(stderr, "continuo continue: --plot-attention draws SVG: give a file name ending in .svg\n");
-        return 2;
-    }
-    if (o->seed == SEED_FROM_CLOCK)
-        o->seed = (uint64_t)time(NULL);
-    if (o->verbose)
-        log_set_level(LOG_LEVEL_DEBUG);
-    char why[256];
-    if (play_check(&o->play, why, sizeof why) < 0) {
-        fprintf(stderr, "continuo continue: %s\n", why);
-        return 2;
-    }
-    return CLI_GO_ON;
+    return check_args(o);
 }
 
 /* Notes -> channel events on CHANNEL (0-based). */
@@ -194,11 +201,11 @@ static int hear_primer(continue_run *r, const continue_opts *o)
 {
     const smf *f = &r->primer_file;
     if (continuation_init(&r->cont, &r->m, r->v, r->m.cfg.context, o->threads, (model_memory)o->memory,
-                          !o->step) != 0)
+                          o->play.max_note_ms / 1000.0, !o->step) != 0)
         return -1;
     r->have_cont = 1;
-    r->cont.want_attention = attention_as_sampled(o);
-    r->cont.ctx.pos.dec.max_note_s = o->play.max_note_ms / 1000.0;
+    if (attention_as_sampled(o))
+        continuation_keep_attention(&r->cont);
     double end = 0;
     for (size_t i = 0; i < f->n_events; i++) {
         if (continuation_hear(&r->cont, &f->events[i]) != 0)
@@ -209,9 +216,9 @@ static int hear_primer(continue_run *r, const continue_opts *o)
     cont_spec spec = { .play = o->play, .seed = o->seed, .seconds = o->seconds, .max_events = INT32_MAX };
     if (continuation_begin(&r->cont, end, &spec) != 0)
         return -1;
-    r->n_primer_ids = (size_t)r->cont.ctx.pos.n_hist;
+    r->n_primer_ids = (size_t)continuation_n_ids(&r->cont);
     /* the context's time line starts at the primer's first event */
-    r->t_start = context_time(&r->cont.ctx) + (double)r->cont.ctx.origin * r->v->step_ms / 1000.0;
+    r->t_start = continuation_session_time(&r->cont);
     return 0;
 }
 
@@ -220,7 +227,7 @@ static int hear_primer(continue_run *r, const continue_opts *o)
  * last event (as `serve` lets it), within the length cap. */
 static int end_note(continue_run *r, const double *on, const uint8_t *vel, int p, double t)
 {
-    double cap = r->cont.spec.play.max_note_ms / 1000.0;
+    double cap = continuation_spec(&r->cont)->play.max_note_ms / 1000.0;
     if (t > on[p] + cap)
         t = on[p] + cap;
     if (t <= on[p])
@@ -236,7 +243,7 @@ static int end_note(continue_run *r, const double *on, const uint8_t *vel, int p
  * best by --candidate-score played: the continuation goes on as that one. */
 static int pick_candidate(continue_run *r, const play_settings *p)
 {
-    int b = p->candidates, going;
+    int b = p->candidates;
     r->chosen = 0;
     if (b <= 1)
         return 0;
@@ -245,22 +252,12 @@ static int pick_candidate(continue_run *r, const play_settings *p)
     r->have_cands = 1;
     if (candidates_start(&r->cands, b) != 0)
         return -1;
-    while ((going = candidates_step(&r->cands)) > 0)
-        ;
-    if (going < 0)
+    r->chosen = candidates_play(&r->cands, 1e9, LOG_LEVEL_INFO, continuation_spec(&r->cont)->seconds);
+    if (r->chosen < 0)
         return -1;
-    r->chosen = candidates_best(&r->cands, p->candidate_score);
-    for (int i = 0; i < b; i++) {
-        cand_measures m;
-        candidates_measure(&r->cands, i, &m);
-        log_info("candidate %d (seed %llu): %d notes, %d events; likelihood %.4f, nudged %.4f, motif %.4f, "
-                 "pace %.4f, repeats %.4f, capped %.4f%s", i, (unsigned long long)candidates_seed(r->cont.spec.seed, i),
-                 m.notes, m.ids, m.likelihood, m.nudged, m.motif, m.pace, m.repeats, m.capped,
-                 i == r->chosen ? " (played)" : "");
-    }
     log_info("candidates: %d side by side in %ld batched steps; %d played (best %s)", b, r->cands.steps,
              r->chosen, play_score_name(p->candidate_score));
-    return candidates_choose(&r->cands, r->chosen);
+    return 0;
 }
 
 /* Samples the continuation: its events become notes. */
@@ -274,7 +271,7 @@ static int generate(continue_run *r)
     double last = 0;
     int rc;
     r->t_end = r->t_start;
-    if (pick_candidate(r, &r->cont.spec.play) != 0)
+    if (pick_candidate(r, &continuation_spec(&r->cont)->play) != 0)
         return -1;
     while ((rc = continuation_next(&r->cont, &ev)) > 0) {
         int p = ev.pitch;
@@ -284,9 +281,8 @@ static int generate(continue_run *r)
         on[p] = ev.kind == CONT_NOTE_ON ? ev.time : -1;
         vel[p] = ev.velocity;
     }
-    r->n_events = (size_t)r->cont.n_sampled;
-    continuation_end(&r->cont);
-    if (rc < 0)
+    r->n_events = (size_t)continuation_n_sampled(&r->cont);
+    if (continuation_end(&r->cont) != 0 || rc < 0)
         return -1;
     for (int p = 0; p < 128; p++)
         if (on[p] >= 0 && end_note(r, on, vel, p, last + CONT_TAIL_S) != 0)
@@ -298,15 +294,16 @@ static int generate(continue_run *r)
  * played, lines back to the earlier notes its last layer attended to most. */
 static int write_attention(const continue_run *r, const char *path)
 {
-    const continuation *c = &r->cont;
-    roll_link *links = malloc(sizeof *links * (size_t)(c->n_attention * CONT_ATTENTION_TOP + 1));
+    int n_at;
+    const cont_attention *at = continuation_attention(&r->cont, &n_at);
+    roll_link *links = malloc(sizeof *links * (size_t)(n_at * CONT_ATTENTION_TOP + 1));
     size_t n = 0;
     if (!links) {
         log_error("%s: out of memory for the attention picture", path);
         return -1;
     }
-    for (int i = 0; i < c->n_attention; i++) {
-        const cont_attention *a = &c->attention[i];
+    for (int i = 0; i < n_at; i++) {
+        const cont_attention *a = &at[i];
         for (int k = 0; k < a->n; k++)
             links[n++] = (roll_link){ r->t_start + a->time, r->t_start + a->src_time[k], a->pitch,
                                       a->src_pitch[k], a->weight[k] };

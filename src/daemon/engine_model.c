@@ -28,7 +28,7 @@ typedef struct model_engine {
 #define WARM_STEPS 8
 static int warm_up(model_engine *e)
 {
-    model_state *st = &e->cont.st;
+    model_state *st = continuation_model_state(&e->cont);
     int id = vocab_id(e->v, EVENT_VELOCITY, 0);
     if (!model_decode(st, id))
         return -1;
@@ -58,12 +58,12 @@ static int me_open(void **state, const config *cfg)
         return -1;
     }
     int n_ctx = cfg->context_events < e->m.cfg.context ? cfg->context_events : e->m.cfg.context;
-    if (continuation_init(&e->cont, &e->m, e->v, n_ctx, cfg->model_threads, (model_memory)cfg->memory, 0) < 0) {
+    if (continuation_init(&e->cont, &e->m, e->v, n_ctx, cfg->model_threads, (model_memory)cfg->memory,
+                          cfg->play.max_note_ms / 1000.0, 0) < 0) {
         model_free(&e->m);
         free(e);
         return -1;
     }
-    e->cont.ctx.pos.dec.max_note_s = cfg->play.max_note_ms / 1000.0;
     if (warm_up(e) < 0) {
         continuation_free(&e->cont);
         model_free(&e->m);
@@ -85,21 +85,21 @@ static void me_close(void *state)
 }
 
 /* The candidates go: the continuation they branched from had begun, and
- * ends with nothing played (as if it had not begun). */
-static void drop(model_engine *e)
+ * ends with nothing played (as if it had not begun).  0, or -1 (logged). */
+static int drop(model_engine *e)
 {
     if (!e->prepared)
-        return;
+        return 0;
     e->prepared = 0;
-    continuation_end(&e->cont);
     log_debug("candidates: dropped after %ld steps", e->cands.steps);
+    return continuation_end(&e->cont);
 }
 
 static int me_listen(void *state, const smf_event *msg)
 {
     model_engine *e = state;
-    if (context_takes(msg))
-        drop(e);                /* the player plays on */
+    if (context_takes(msg) && drop(e) < 0)     /* the player plays on */
+        return -1;
     return continuation_hear(&e->cont, msg);
 }
 
@@ -117,13 +117,14 @@ static int room_for(model_engine *e, int n)
 static int me_prepare(void *state, double at, const cont_spec *spec)
 {
     model_engine *e = state;
-    drop(e);
+    if (drop(e) < 0)
+        return -1;
     if (spec->play.candidates <= 1 || spec->duet)
         return 0;
     if (room_for(e, spec->play.candidates) < 0 || continuation_begin(&e->cont, at, spec) < 0)
         return -1;
     if (candidates_start(&e->cands, spec->play.candidates) < 0) {
-        continuation_end(&e->cont);
+        continuation_end(&e->cont);     /* the start's failure is the one to report */
         return -1;
     }
     e->prep = *spec;
@@ -137,9 +138,11 @@ static int me_think(void *state)
     if (!e->prepared)
         return 0;
     int rc = candidates_step(&e->cands);
-    if (rc < 0)
-        drop(e);
-    return rc < 0 ? -1 : rc > 0;
+    if (rc < 0) {
+        drop(e);                /* the step's failure is the one to report */
+        return -1;
+    }
+    return rc > 0;
 }
 
 /* A begin may take the prepared candidates: the same settings, field by
@@ -168,21 +171,15 @@ static int me_hear_until(void *state, double t)
 static int play_best(model_engine *e, const cont_spec *spec, double budget)
 {
     double t0 = clock_now_seconds();
-    int rc;
-    while ((rc = candidates_step(&e->cands)) > 0 && clock_now_seconds() - t0 < budget)
-        ;
+    int n = e->cands.n;
     e->prepared = 0;
-    if (rc < 0) {
-        continuation_end(&e->cont);
+    int best = candidates_play(&e->cands, budget, LOG_LEVEL_DEBUG, spec->seconds);
+    if (best < 0) {
+        continuation_end(&e->cont);     /* the candidates' failure is the one to report */
         return -1;
     }
-    int best = candidates_best(&e->cands, spec->play.candidate_score);
-    log_debug("candidates: %d of %d played (best %s), %ld batched steps, %.1f ms at the answer", best,
-              e->cands.n, play_score_name(spec->play.candidate_score), e->cands.steps,
-              (clock_now_seconds() - t0) * 1e3);
-    if (candidates_choose(&e->cands, best) < 0)
-        return -1;
-    e->cont.spec.seconds = spec->seconds;
+    log_debug("candidates: %d of %d played (best %s), %ld batched steps, %.1f ms at the answer", best, n,
+              play_score_name(spec->play.candidate_score), e->cands.steps, (clock_now_seconds() - t0) * 1e3);
     return 0;
 }
 
@@ -191,7 +188,8 @@ static int me_begin(void *state, double at, const cont_spec *spec)
     model_engine *e = state;
     if (e->prepared && same_answer(&e->prep, spec))
         return play_best(e, spec, FINISH_S);
-    drop(e);
+    if (drop(e) < 0)
+        return -1;
     if (spec->play.candidates <= 1 || spec->duet)
         return continuation_begin(&e->cont, at, spec);
     /* not thought over in a silence (`ctl play`, a re-roll): now, to the end */
@@ -205,6 +203,8 @@ static int me_next(void *state, cont_event *out)
     return continuation_next(&((model_engine *)state)->cont, out);
 }
 
+/* The engine's end and rewind cannot fail: a failure is logged where it
+ * happens, and the next begin or hear meets the model state as it is. */
 static void me_end(void *state, double played)
 {
     (void)played;
@@ -219,12 +219,24 @@ static void me_rewind(void *state)
 
 static int me_replay(void *state, double at, const cont_event *ev, int n)
 {
-    drop(state);
+    if (drop(state) < 0)
+        return -1;
     return continuation_replay(&((model_engine *)state)->cont, at, ev, n);
 }
 
 static const engine_ops model_ops = {
-    "music-transformer", me_open, me_close, me_listen, me_begin, me_next, me_end, me_rewind, me_hear_until,
-    me_ms_per_event, me_replay, me_prepare, me_think,
+    .name = "music-transformer",
+    .open = me_open,
+    .close = me_close,
+    .listen = me_listen,
+    .begin = me_begin,
+    .next = me_next,
+    .end = me_end,
+    .rewind = me_rewind,
+    .hear_until = me_hear_until,
+    .ms_per_event = me_ms_per_event,
+    .replay = me_replay,
+    .prepare = me_prepare,
+    .think = me_think,
 };
 const engine_ops *const engine_model = &model_ops;

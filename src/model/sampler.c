@@ -73,21 +73,10 @@ uint8_t *sampler_mask(sampler *s)
     return s->mask;
 }
 
-void sampler_allow_all(sampler *s)
-{
-    memset(s->mask, 0, (size_t)s->vocab_size);
-}
-
 void sampler_forbid(sampler *s, int id)
 {
     if (id >= 0 && id < s->vocab_size)
         s->mask[id] = SAMPLER_FORBIDDEN;
-}
-
-void sampler_protect(sampler *s, int id)
-{
-    if (id >= 0 && id < s->vocab_size && s->mask[id] != SAMPLER_FORBIDDEN)
-        s->mask[id] = SAMPLER_PROTECTED;
 }
 
 float sampler_random(sampler *s)

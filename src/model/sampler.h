@@ -18,8 +18,8 @@
 #define PLAY_MAX_NOTE_MS 5000    /* a note held longer is ended */
 #define PLAY_PACE        1       /* keep the pace of what is continued (codec/follow.h) */
 #define PLAY_KEY_PULL    0.1     /* and draw it toward its key (codec/follow.h) */
-#define PLAY_RELEASE     1       /* let a note go as it nears PLAY_MAX_NOTE_MS (play/continuation.c) */
-#define PLAY_MOTIF       0.4     /* come back to the motifs heard (play/continuation.c) */
+#define PLAY_RELEASE     1       /* let a note go as it nears PLAY_MAX_NOTE_MS (play/knobs.c) */
+#define PLAY_MOTIF       0.4     /* come back to the motifs heard (play/knobs.c) */
 #define PLAY_CANDIDATES  8       /* continuations side by side, the best by the mix played */
 #define PLAY_STR_(x) #x
 #define PLAY_STR(x) PLAY_STR_(x)
@@ -100,10 +100,7 @@ void sampler_free(sampler *s);
 
 /* The mask (vocab_size bytes) for the caller to fill before sampling. */
 uint8_t *sampler_mask(sampler *s);
-void sampler_allow_all(sampler *s);
 void sampler_forbid(sampler *s, int id);
-/* ID stays a candidate whatever top-k, top-p and min-p cut (unless forbidden). */
-void sampler_protect(sampler *s, int id);
 
 /* The next id from LOGITS (vocab_size, not modified). If every id is
  * forbidden, returns the most likely one regardless. */

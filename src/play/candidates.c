@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 
 #define EVENTS_START 1024       /* events a candidate holds before its list grows */
@@ -17,7 +18,7 @@ int candidates_init(candidates *k, continuation *home, int cap)
         return -1;
     }
     k->home = home;
-    if (model_batch_init(&k->batch, &home->st, cap) != 0)
+    if (model_batch_init(&k->batch, continuation_model_state(home), cap) != 0)
         return -1;
     for (int i = 0; i < cap; i++, k->cap++) {
         k->ev[i] = malloc(sizeof *k->ev[i] * EVENTS_START);
@@ -48,8 +49,12 @@ int candidates_start(candidates *k, int n)
         log_error("candidates: %d started, room for 1..%d", n, k->cap);
         return -1;
     }
+    if (k->home->s.spec.duet) {
+        log_error("candidates: a duet has none");
+        return -1;
+    }
     for (int i = 0; i < n; i++) {
-        continuation_fork(&k->c[i], k->home, &k->batch, i, candidates_seed(k->home->spec.seed, i));
+        continuation_fork(&k->c[i], k->home, &k->batch, i, candidates_seed(k->home->s.spec.seed, i));
         k->n_ev[i] = 0;
         k->ended[i] = 0;
     }
@@ -88,15 +93,15 @@ static int advance(candidates *k, int i, int *id)
             return -1;
         if (r == CONT_STEP_END) {
             k->ended[i] = 1;        /* an id it fed on the way still enters its cache */
-            *id = c->queued;
-            c->queued = -1;
+            *id = c->s.queued;
+            c->s.queued = -1;
             return 0;
         } else if (r == CONT_STEP_EVENT) {
             if (keep_event(k, i, &e) != 0)
                 return -1;
         } else {
-            *id = c->queued;
-            c->queued = -1;
+            *id = c->s.queued;
+            c->s.queued = -1;
             return 0;
         }
     }
@@ -175,25 +180,17 @@ void candidates_measure(const candidates *k, int i, cand_measures *m)
     if (span < 1)
         span = 1;
     memset(m, 0, sizeof *m);
-    m->ids = c->n_sampled;
+    const knobs_heard *h = &k->home->s.heard;
+    int ids = c->own.n_sampled;
+    m->ids = ids;
     m->notes = n;
-    m->likelihood = c->n_sampled ? c->loglik_model / c->n_sampled : -1e9;
-    m->nudged = c->n_sampled ? c->loglik_nudged / c->n_sampled : -1e9;
-    m->motif = motif_share(pitch, n, k->home->phrase, k->home->n_phrase);
+    m->likelihood = ids ? c->s.loglik_model / ids : -1e9;
+    m->nudged = ids ? c->s.loglik_nudged / ids : -1e9;
+    m->motif = motif_share(pitch, n, h->phrase, h->n_phrase);
     m->pace = aim > 0 ? -fabs(log((n / span + 0.1) / (aim + 0.1))) : 0;
-    m->repeats = top_share(pitch, n) - top_share(k->home->phrase, k->home->n_phrase);
-    m->capped = n ? (double)c->n_capped / n : 0;
+    m->repeats = top_share(pitch, n) - top_share(h->phrase, h->n_phrase);
+    m->capped = n ? (double)c->s.n_capped / n : 0;
 }
-
-/* The mix's weights, chosen on ASAP's valid split (docs/REALISM.md, "The
- * candidates"): a candidate's likelihood per event spans about 0.1-0.3
- * between candidates, its motif share 0-0.3, its pace 0-1; the repeats
- * and the notes held to the cap weigh most, as the model's own choice
- * errs toward both (its likeliest candidate repeats a pitch 1.6 times as
- * often as the pianist). */
-#define MIX_MOTIF   2.0
-#define MIX_REPEATS 12.0
-#define MIX_CAPPED  20.0
 
 static double score_of(const cand_measures *m, int s)
 {
@@ -233,4 +230,26 @@ int candidates_choose(candidates *k, int i)
     int rc = continuation_adopt(k->home, &k->c[i], k->ev[i], k->n_ev[i], k->ended[i]);
     k->n = 0;
     return rc;
+}
+
+int candidates_play(candidates *k, double budget_s, log_level level, double seconds)
+{
+    double t0 = clock_now_seconds();
+    int going, score = k->home->s.spec.play.candidate_score;
+    while ((going = candidates_step(k)) > 0 && clock_now_seconds() - t0 < budget_s)
+        ;
+    if (going < 0)
+        return -1;
+    int best = candidates_best(k, score);
+    for (int i = 0; i < k->n; i++) {
+        cand_measures m;
+        candidates_measure(k, i, &m);
+        log_msg(level, "candidate %d (seed %llu): %d notes, %d events; likelihood %.4f, nudged %.4f, motif %.4f, "
+                "pace %.4f, repeats %.4f, capped %.4f%s", i, (unsigned long long)k->c[i].s.spec.seed, m.notes, m.ids,
+                m.likelihood, m.nudged, m.motif, m.pace, m.repeats, m.capped, i == best ? " (played)" : "");
+    }
+    if (candidates_choose(k, best) < 0)
+        return -1;
+    continuation_set_seconds(k->home, seconds);
+    return best;
 }

@@ -4,6 +4,8 @@
 
 #include "model/batch.h"
 #include "play/continuation.h"
+#include "play/fork.h"
+#include "util/log.h"
 
 #define CANDIDATES_MAX 8
 
@@ -50,7 +52,8 @@ typedef struct candidates {
 /* Room for CAP (1..CANDIDATES_MAX) candidates of HOME.  0, or -1 (logged). */
 int  candidates_init(candidates *k, continuation *home, int cap);
 void candidates_free(candidates *k);
-/* N candidates (1..cap) of HOME, which has just begun.  0, or -1. */
+/* N candidates (1..cap) of HOME, which has just begun (not a duet).
+ * 0, or -1 (logged). */
 int  candidates_start(candidates *k, int n);
 /* Every candidate that has not ended moves to its next decode (keeping
  * the events it hands out on the way), then one batched decode steps them
@@ -63,5 +66,10 @@ void candidates_measure(const candidates *k, int i, cand_measures *m);
 int  candidates_best(const candidates *k, int score);
 /* HOME goes on as candidate I (its events first).  0, or -1 (logged). */
 int  candidates_choose(candidates *k, int i);
+/* The candidates started: stepped to their ends (or for BUDGET_S seconds),
+ * each one's measures logged at LEVEL, the best by HOME's candidate_score
+ * chosen, and HOME's answer cut at SECONDS.  Returns the index of the one
+ * played, or -1 (logged; HOME is still begun: the caller ends it). */
+int  candidates_play(candidates *k, double budget_s, log_level level, double seconds);
 
 #endif

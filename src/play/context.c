@@ -43,6 +43,20 @@ void context_free(context *c)
     memset(c, 0, sizeof *c);
 }
 
+void context_copy(context *dst, const context *src)
+{
+    memcpy(dst->hist, src->hist, sizeof *dst->hist * (size_t)src->pos.n_hist);
+    dst->pos = src->pos;
+    dst->mark = src->mark;
+    memcpy(dst->open, src->open, sizeof dst->open);
+    memcpy(dst->mark_open, src->mark_open, sizeof dst->mark_open);
+    dst->done.n = 0;
+    dst->in_continuation = src->in_continuation;
+    dst->first_step = src->first_step;
+    dst->begin_step = src->begin_step;
+    dst->origin = src->origin;
+}
+
 int context_feed(context *c, int id)
 {
     if (c->feed && c->feed(c->user, id) < 0)

@@ -59,6 +59,11 @@ typedef struct context {
  * decoder.  Returns 0, or -1 out of memory (logged). */
 int  context_init(context *c, const vocab *v, int n_ctx, double max_note_s, context_feed_fn feed, void *user);
 void context_free(context *c);
+/* DST (of as many ids as SRC) stands where SRC stands: its ids, position,
+ * mark and continuation.  DST keeps its own buffers (hist, done, the
+ * encoder) and its own feed; a new field of the stream's state is copied
+ * here too. */
+void context_copy(context *dst, const context *src);
 
 /* One id into the context (the model's samples; the player's come through
  * context_hear).  Returns 0 or -1. */

@@ -9,7 +9,9 @@
 #include "midi/smf.h"
 #include "model/model.h"
 #include "model/sampler.h"
+#include "play/attention.h"
 #include "play/context.h"
+#include "play/knobs.h"
 #include "play/play_options.h"
 
 /* What a continuation hands out, from its first note on. */
@@ -30,20 +32,6 @@ typedef struct cont_event {
 /* Notes a continuation leaves sounding ring this long past its last event. */
 #define CONT_TAIL_S 0.5
 
-/* What the model listened to when it chose a note (continue
- * --plot-attention): the earlier note-ons its last layer attended to
- * most, averaged over the heads.  Times in seconds from the
- * continuation's first note (the primer's are negative). */
-#define CONT_ATTENTION_TOP 3
-typedef struct cont_attention {
-    double  time;
-    uint8_t pitch;
-    int     n;                              /* sources, most attended first */
-    double  src_time[CONT_ATTENTION_TOP];
-    uint8_t src_pitch[CONT_ATTENTION_TOP];
-    float   weight[CONT_ATTENTION_TOP];     /* attention on the source's NOTE_ON, 0..1 */
-} cont_attention;
-
 /* One continuation: how it is played, how long it may be, and whether the
  * player plays along. */
 typedef struct cont_spec {
@@ -56,24 +44,26 @@ typedef struct cont_spec {
                                pace or key nudges */
 } cont_spec;
 
-/* The model's side of the music: the context (the player's and the
- * model's events as one token stream, play/context.h), the KV cache, the
- * sampler, and the rules of what may come next.  Owned by one thread.
- *
- * The rules, for every continuation: it starts with a note (no leading
- * silence, and no VELOCITY first when one is in force: the first note
- * sounds one model step sooner), it never ends by itself (no EOS: its
- * length is asked for), never more than max_held of its own notes sound
- * at once (the player's, in a duet, do not count), a note of its own
- * held past max_note_ms is ended there, the pace and key nudges of
- * codec/follow.h apply (not in a duet), and it ends past spec.seconds or
- * spec.max_events. */
-typedef struct continuation {
-    const vocab *v;
+/* What a continuation owns, which a fork or an adopt never copies over:
+ * its model state (a candidate's holds only the model: its batch
+ * decodes), its sampler and its buffers.  Allocated by continuation_init
+ * (continuation_fork_init: no KV cache), freed by continuation_free
+ * (continuation_fork_free). */
+typedef struct cont_own {
     model_state  st;
     sampler      smp;
     int          have_smp;
-    context      ctx;
+    float       *raw;           /* (vocab) scratch: this step's logits before the nudges */
+    uint16_t    *sampled;       /* the ids sampled (logged at debug level at the end) */
+    int          n_sampled, cap_sampled;
+    int          want_attention;    /* continuation_keep_attention (not for candidates) */
+    cont_attention *attention;      /* one entry per note-on handed out */
+    int          n_attention, cap_attention;
+} cont_own;
+
+/* Where a continuation stands: plain values (and borrowed pointers) that a
+ * fork copies whole from its home, and an adopt back. */
+typedef struct cont_state {
     cont_spec    spec;
     int          prefill;       /* the ids heard wait in the context and enter the
                                    model in one prefill at begin (offline) */
@@ -88,38 +78,46 @@ typedef struct continuation {
     int          n_cut;
     int          n_out;         /* events handed out */
     int          n_capped;      /* of its notes, those ended at the length cap */
-    /* what the knobs steer by, set at begin (play_options.h) */
-    double       heard_pitch;   /* mean pitch of the note-ons heard (register) */
-    unsigned char scale[12];    /* key_lock: the pitch classes it may play */
-    int          have_scale;
-    unsigned char phrase[FOLLOW_RING];  /* motif: the pitches of the note-ons heard, in order */
-    int          n_phrase;
-    uint16_t    *sampled;       /* the ids sampled (logged at debug level at the end) */
-    int          n_sampled, cap_sampled;
-    float       *raw;           /* (vocab) scratch: this step's logits before the nudges */
+    knobs_heard  heard;         /* what the knobs steer by, read at begin */
     double       loglik_model;  /* sum of ln p of the ids sampled, under the model's own odds */
     double       loglik_nudged; /* ... under the odds the nudges and knobs made (before the
                                    sampler's temperature and cuts) */
+    int          guard;         /* ids sampled since its last event */
     /* a candidate (a fork, play/candidates.h): its decodes wait for its batch */
-    struct model_batch *batch;  /* NULL: the continuation's own st decodes */
+    struct model_batch *batch;  /* NULL: the continuation's own st decodes; borrowed */
     int          seq;           /* its sequence in batch */
     int          queued;        /* an id fed to the context, for the batch's next step; -1 */
-    int          guard;         /* ids sampled since its last event */
-    /* continue --plot-attention (not for candidates): one entry per note-on */
-    int          want_attention;
-    cont_attention *attention;
-    int          n_attention, cap_attention;
     /* a chosen candidate's events, handed out by continuation_next first */
-    const cont_event *queue;
+    const cont_event *queue;    /* borrowed from the candidates */
     int          n_queue, i_queue;
     int          queue_ended;   /* the candidate had reached its end */
+} cont_state;
+
+/* The model's side of the music: the context (the player's and the
+ * model's events as one token stream, play/context.h), the KV cache, the
+ * sampler, and the rules of what may come next.  Owned by one thread.
+ *
+ * The rules, for every continuation: it starts with a note (no leading
+ * silence, and no VELOCITY first when one is in force: the first note
+ * sounds one model step sooner), it never ends by itself (no EOS: its
+ * length is asked for), never more than max_held of its own notes sound
+ * at once (the player's, in a duet, do not count), a note of its own
+ * held past max_note_ms is ended there, the pace and key nudges of
+ * codec/follow.h apply (not in a duet), and it ends past spec.seconds or
+ * spec.max_events.  Callers use the functions below, not the fields. */
+typedef struct continuation {
+    const vocab *v;
+    cont_own     own;
+    context      ctx;           /* its buffers its own: a fork copies it by context_copy */
+    cont_state   s;
 } continuation;
 
 /* A context of at most N_CTX ids over model M (its KV cache, THREADS
- * threads, MEMORY), empty.  PREFILL: see continuation.prefill.  Returns 0,
- * or -1 (logged). */
+ * threads, MEMORY), empty; notes longer than MAX_NOTE_S are cut in it
+ * (the player's too) until a continuation's own max_note_ms applies.
+ * PREFILL: see cont_state.prefill.  Returns 0, or -1 (logged). */
 int  continuation_init(continuation *c, model *m, const vocab *v, int n_ctx, int threads, model_memory memory,
-                       int prefill);
+                       double max_note_s, int prefill);
 void continuation_free(continuation *c);
 
 /* The player's channel message (note on/off, the sustain pedal; others are
@@ -136,11 +134,12 @@ int  continuation_begin(continuation *c, double at, const cont_spec *s);
 /* Its next event: 1, or 0 at its end (a length limit), or -1 (logged). */
 int  continuation_next(continuation *c, cont_event *out);
 /* It stops (its end, or the player came back): the notes it left sounding
- * end in the context too; the ids sampled are logged at debug level. */
-void continuation_end(continuation *c);
+ * end in the context too; the ids sampled are logged at debug level.
+ * Returns 0, or -1 (logged) when the context could not take them. */
+int  continuation_end(continuation *c);
 /* Back to the last continuation's start (a re-roll): the context's ids
- * before it are prefilled again. */
-void continuation_rewind(continuation *c);
+ * before it are prefilled again.  Returns 0, or -1 (logged). */
+int  continuation_rewind(continuation *c);
 
 /* A take played again (`ctl replay`): its events EV (N, times from its
  * first note, in order) enter the context at time AT as the model's
@@ -149,39 +148,41 @@ void continuation_rewind(continuation *c);
  * 0 or -1 (logged). */
 int  continuation_replay(continuation *c, double at, const cont_event *ev, int n);
 
-/* Seconds of the context's time line at the continuation's first note (its
- * time 0), valid once it has one. */
-double continuation_origin(const continuation *c);
+/* ---- what callers read ---- */
 
-/* ---- candidates (play/candidates.h builds on these) ---- */
+/* Its spec, as begun (the length as last set). */
+const cont_spec *continuation_spec(const continuation *c);
+/* The answer's length becomes SECONDS (a chosen candidate's may be another). */
+void continuation_set_seconds(continuation *c, double seconds);
+/* Ids in the context (after continuation_begin: those heard). */
+int  continuation_n_ids(const continuation *c);
+/* Ids sampled since the continuation began. */
+int  continuation_n_sampled(const continuation *c);
+/* Seconds of the session (the player's clock, as its messages are stamped)
+ * at the context's current position: right after continuation_begin, the
+ * continuation's time 0. */
+double continuation_session_time(const continuation *c);
+/* The model state, for a warm-up before the first continuation. */
+model_state *continuation_model_state(continuation *c);
+/* The attention of every note-on it hands out is kept from now on (for
+ * continue --plot-attention; a candidate keeps none). */
+void continuation_keep_attention(continuation *c);
+/* The attention kept for its note-ons, N of them, in the order played. */
+const cont_attention *continuation_attention(const continuation *c, int *n);
 
-struct model_batch;
-/* DST becomes a candidate of SRC, just begun: the same context, rules and
- * knobs, its own sampler seeded SEED, its decodes in sequence SEQ of
- * BATCH (forked from SRC's model state).  DST's buffers (HIST of n_ctx
- * ids, a sampler, a note list) are its own, made by
- * continuation_fork_init.  With SRC's seed it plays exactly what SRC would. */
-int  continuation_fork_init(continuation *dst, const continuation *src);
-void continuation_fork_free(continuation *dst);
-void continuation_fork(continuation *dst, const continuation *src, struct model_batch *batch, int seq,
-                       uint64_t seed);
-/* One move of a candidate: CONT_STEP_EVENT with its next event in OUT
- * (more may follow before a decode), CONT_STEP_DECODE (an id waits in
- * c->queued for the batch's next step), CONT_STEP_END, or -1 (logged).
- * Its events are the ones continuation_next would hand out, in order
- * (not in a duet: no CONT_TIME). */
+/* ---- candidates (play/candidates.h and play/fork.c build on these) ---- */
+
+/* One move of a continuation: CONT_STEP_EVENT with its next event in OUT
+ * (more may follow before a decode), CONT_STEP_DECODE (an id entered the
+ * context: the continuation's own model state has decoded it, or for a
+ * candidate it waits in s.queued for the batch's next step),
+ * CONT_STEP_END, or -1 (logged).  continuation_next is a loop over it. */
 enum { CONT_STEP_END = 0, CONT_STEP_EVENT = 1, CONT_STEP_DECODE = 2 };
 int  continuation_step(continuation *c, cont_event *out);
-/* HOME goes on as its candidate CAND did (its batch sequence already
- * adopted into HOME's model state): context, sampler, notes, likelihoods;
- * CAND's events EV (N) are handed out first, then HOME samples on unless
- * ENDED. */
-int  continuation_adopt(continuation *home, const continuation *cand, const cont_event *ev, int n, int ended);
-
-/* Notes in the order the motif measures read them: by onset and, struck
- * together, low to high (as the codec and bench/realism.py order them).
- * PITCH and AT hold N such notes; the note P struck at T, no earlier than
- * any of them, goes in at its place.  Returns N + 1. */
-int  chord_order_insert(unsigned char *pitch, double *at, int n, int p, double t);
+/* Keeps the sampled ID for the debug log at the end. */
+void continuation_remember(continuation *c, int id);
+/* The id's feed into the model (context_feed_fn): continuation_init and
+ * continuation_fork_init give it to their context. */
+int  continuation_decode_id(void *continuation, int id);
 
 #endif
