@@ -406,7 +406,7 @@ int model_state_init(model_state *s, const model *m, int n_threads)
     const model_config *c = &m->cfg;
     s->m = m;
     s->memory = MODEL_MEMORY_WINDOW;
-    s->keep = c->context - c->context / 4;
+    s->keep = c->context - (c->context >= 4 ? c->context / 4 : 1);   /* a slide frees a slot at least */
     size_t C = (size_t)c->context, d = (size_t)c->d_model, L = (size_t)c->n_layers;
     size_t mr = (size_t)(c->max_rel < c->context ? c->max_rel : c->context);
     int fail = 0;

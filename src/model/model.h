@@ -127,7 +127,8 @@ typedef struct model_state {
     int n;                      /* events in the cache, 0..context */
     long long pos;              /* events fed since the last prefill (prefilled ones included);
                                    equals n in window memory */
-    int keep;                   /* events kept when the window slides: context - context/4 */
+    int keep;                   /* events kept when the window slides: context - context/4
+                                   (context - 1 below a context of 4) */
     int n_slides;               /* times the window slid (statistics) */
     unsigned long long version; /* moves whenever the cache changes (a batch's forks
                                    of one version share its rows) */
