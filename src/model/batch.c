@@ -76,7 +76,7 @@ int model_batch_init(model_batch *b, model_state *home, int cap)
     b->v_cache = alloc_floats(B * seq_cache_floats(c), &fail);
     b->logits = alloc_floats(B * V, &fail);
     b->item_logits = alloc_floats(B * V, &fail);
-    if (!fail && model_step_init(&b->step, c, cap, b->item_logits) != 0)
+    if (!fail && model_step_init(&b->step, c, cap, home->step.threads, b->item_logits) != 0)
         fail = 1;
     if (fail) {
         log_error("%s: out of memory for a batch of %d sequences (context %d)", home->m->file.path, cap, c->context);

@@ -268,29 +268,30 @@ int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
 
 /* ------------------------------------------------------------------ a step */
 
-/* One layer of a step of st->n items, handed to the pool: each job splits
+/* A step of st->n items, one pool job (step_layers): each stage splits
  * its matrix's rows (or the heads) among the threads, every item at once,
  * so a weight row is read (and converted from F16) once for all of them;
  * with one item each product is matvec's. */
 typedef struct step_job {
     const model *m;
     model_step *st;
-    const layer_weights *L;     /* NULL for the logits */
+    pool *pool;
+    const layer_weights *L;     /* this layer's weights */
     int l;
 } step_job;
 
 /* q = Wq xb for every item, rows LO..HI-1; k and v into each item's cache
  * at its slot. */
-static void qkv_rows(const step_job *j, int lo, int hi)
+static void qkv_rows(const step_job *j, const float *xb, int lo, int hi)
 {
     const model_config *c = &j->m->cfg;
     model_step *st = j->st;
     const layer_weights *L = j->L;
     size_t d = (size_t)c->d_model, dh = (size_t)c->d_head;
     int n = st->n;
-    matmat(st->q + lo, d, &L->wq, st->xb, d, n, lo, hi);
-    matmat(st->kn + lo, d, &L->wk, st->xb, d, n, lo, hi);
-    matmat(st->vn + lo, d, &L->wv, st->xb, d, n, lo, hi);
+    matmat(st->q + lo, d, &L->wq, xb, d, n, lo, hi);
+    matmat(st->kn + lo, d, &L->wk, xb, d, n, lo, hi);
+    matmat(st->vn + lo, d, &L->wv, xb, d, n, lo, hi);
     for (int k = 0; k < n; k++) {
         float *kc = layer_cache(st->k[k], c, j->l), *vc = layer_cache(st->v[k], c, j->l);
         for (int a = lo; a < hi;) {     /* rows of one head at a time: head-major cache */
@@ -341,15 +342,14 @@ static void attend_shared(const step_job *j, int h, float scale)
     }
 }
 
-/* Heads LO..HI-1 of a layer, one pool job (a head's projections and its
- * attention need no other head's, so no thread waits between them): q, k
- * and v of the heads' rows, q . E for every item's query in one matmat over
- * each head's table, then the items' attention: over the rows they share
- * read once for all (attend_shared), else each over its own cache:
+/* Thread I's heads of a layer (a head's projections and its attention
+ * need no other head's, so no thread waits between them): q, k and v of
+ * the heads' rows, q . E for every item's query in one matmat over each
+ * head's table, then the items' attention: over the rows they share read
+ * once for all (attend_shared), else each over its own cache:
  * att_h = softmax((q_h K_h^T + q_h E_h^T skewed to the ring) / sqrt(d_head)) V_h. */
-static void step_heads(void *ctx, int i, int nt)
+static void step_heads(const step_job *j, const float *xb, int i, int nt)
 {
-    const step_job *j = ctx;
     model_step *st = j->st;
     const model_config *c = &j->m->cfg;
     const layer_weights *L = j->L;
@@ -362,7 +362,7 @@ static void step_heads(void *ctx, int i, int nt)
     }
     pool_split(H, i, nt, 1, &lo, &hi);
     if (lo < hi)
-        qkv_rows(j, lo * dh, hi * dh);
+        qkv_rows(j, xb, lo * dh, hi * dh);
     for (int h = lo; h < hi; h++) {
         matrix er = { (const char *)L->er.data + (size_t)h * M * dh * esize, L->er.type, M, dh };
         matmat(st->rel + (size_t)h * M, (size_t)H * M, &er, st->q + h * dh, (size_t)d, st->n, 0, m);
@@ -380,30 +380,29 @@ static void step_heads(void *ctx, int i, int nt)
     }
 }
 
-/* x += Wo att for every item: the output projection and the residual. */
-static void step_out_residual(void *ctx, int i, int nt)
+/* x += Wo att for every item, thread I's rows: the output projection and
+ * the residual (the thread's xb is scratch). */
+static void step_out_residual(const step_job *j, float *xb, int i, int nt)
 {
-    const step_job *j = ctx;
     model_step *st = j->st;
     size_t d = (size_t)j->m->cfg.d_model;
     int lo, hi;
     pool_split((int)d, i, nt, 16, &lo, &hi);
-    matmat(st->xb + lo, d, &j->L->wo, st->att, d, st->n, lo, hi);
+    matmat(xb + lo, d, &j->L->wo, st->att, d, st->n, lo, hi);
     for (int k = 0; k < st->n; k++)
         for (int r = lo; r < hi; r++)
-            st->x[k * d + (size_t)r] += st->xb[k * d + (size_t)r];
+            st->x[k * d + (size_t)r] += xb[k * d + (size_t)r];
 }
 
-/* hb = gelu(W1 xb + b1) for every item. */
-static void step_ffn_up(void *ctx, int i, int nt)
+/* hb = gelu(W1 xb + b1) for every item, thread I's rows. */
+static void step_ffn_up(const step_job *j, const float *xb, int i, int nt)
 {
-    const step_job *j = ctx;
     model_step *st = j->st;
     const model_config *c = &j->m->cfg;
     size_t f = (size_t)c->d_ff;
     int lo, hi;
     pool_split(c->d_ff, i, nt, 16, &lo, &hi);
-    matmat(st->hb + lo, f, &j->L->w_up, st->xb, (size_t)c->d_model, st->n, lo, hi);
+    matmat(st->hb + lo, f, &j->L->w_up, xb, (size_t)c->d_model, st->n, lo, hi);
     for (int k = 0; k < st->n; k++) {
         float *h = st->hb + k * f;
         for (int r = lo; r < hi; r++)
@@ -412,55 +411,71 @@ static void step_ffn_up(void *ctx, int i, int nt)
     }
 }
 
-/* x += W2 hb + b2 for every item: the down projection and the residual (q is scratch). */
-static void step_ffn_down_residual(void *ctx, int i, int nt)
+/* x += W2 hb + b2 for every item, thread I's rows: the down projection and
+ * the residual (the thread's xb is scratch). */
+static void step_ffn_down_residual(const step_job *j, float *xb, int i, int nt)
 {
-    const step_job *j = ctx;
     model_step *st = j->st;
     const model_config *c = &j->m->cfg;
     size_t d = (size_t)c->d_model;
     int lo, hi;
     pool_split(c->d_model, i, nt, 16, &lo, &hi);
-    matmat(st->q + lo, d, &j->L->w_down, st->hb, (size_t)c->d_ff, st->n, lo, hi);
+    matmat(xb + lo, d, &j->L->w_down, st->hb, (size_t)c->d_ff, st->n, lo, hi);
     for (int k = 0; k < st->n; k++)
         for (int r = lo; r < hi; r++)
-            st->x[k * d + (size_t)r] += st->q[k * d + (size_t)r] + j->L->b_down[r];
+            st->x[k * d + (size_t)r] += xb[k * d + (size_t)r] + j->L->b_down[r];
 }
 
-/* logits = E xb for every item (the output projection is the embedding, tied). */
-static void step_logits(void *ctx, int i, int nt)
+/* logits = E xb for every item, thread I's rows (the output projection is
+ * the embedding, tied). */
+static void step_logits(const step_job *j, const float *xb, int i, int nt)
 {
-    const step_job *j = ctx;
     const model *m = j->m;
     int lo, hi;
     pool_split(m->cfg.vocab_size, i, nt, 16, &lo, &hi);
-    matmat(j->st->logits + lo, (size_t)m->cfg.vocab_size, &m->w.token_embd, j->st->xb, (size_t)m->cfg.d_model,
-           j->st->n, lo, hi);
+    matmat(j->st->logits + lo, (size_t)m->cfg.vocab_size, &m->w.token_embd, xb, (size_t)m->cfg.d_model, j->st->n,
+           lo, hi);
 }
 
-/* xb = LayerNorm(x) with gain G and bias B, item by item. */
-static void step_norm(const model_config *c, model_step *st, const float *g, const float *b)
+/* XB = LayerNorm(x) with gain G and bias B, item by item. */
+static void step_norm(const model_config *c, const model_step *st, float *xb, const float *g, const float *b)
 {
-    layernorm_rows(st->xb, st->x, (size_t)c->d_model, st->n, g, b, c->d_model, c->ln_eps);
+    layernorm_rows(xb, st->x, (size_t)c->d_model, st->n, g, b, c->d_model, c->ln_eps);
+}
+
+/* The whole step, one pool job: thread I of NT does its share of each
+ * stage and waits for the others (pool_barrier) where the next stage reads
+ * what they wrote; each thread normalizes x into its own rows of xb (the
+ * same bits on every thread), so no thread waits while one normalizes. */
+static void step_layers(void *ctx, int i, int nt)
+{
+    step_job j = *(const step_job *)ctx;
+    const model *m = j.m;
+    const model_config *c = &m->cfg;
+    model_step *st = j.st;
+    float *xb = st->xb + (size_t)i * (size_t)st->cap * (size_t)c->d_model;
+    for (int l = 0; l < c->n_layers; l++) {
+        const layer_weights *L = j.L = &m->w.layers[l];
+        j.l = l;
+        step_norm(c, st, xb, L->attn_norm_w, L->attn_norm_b);   /* xb = LN1(x) */
+        step_heads(&j, xb, i, nt);                              /* q, k[slot], v[slot]; att = attention */
+        pool_barrier(j.pool);
+        step_out_residual(&j, xb, i, nt);                       /* x += Wo att */
+        pool_barrier(j.pool);
+        step_norm(c, st, xb, L->ffn_norm_w, L->ffn_norm_b);     /* xb = LN2(x) */
+        step_ffn_up(&j, xb, i, nt);                             /* hb = gelu(W1 xb + b1) */
+        pool_barrier(j.pool);
+        step_ffn_down_residual(&j, xb, i, nt);                  /* x += W2 hb + b2 */
+        pool_barrier(j.pool);
+    }
+    step_norm(c, st, xb, m->w.out_norm_w, m->w.out_norm_b);     /* xb = LN_f(x) */
+    step_logits(&j, xb, i, nt);                                 /* logits = E xb */
 }
 
 void model_step_run(model_state *s, model_step *st)
 {
-    const model *m = s->m;
-    const model_config *c = &m->cfg;
-    step_job j = { .m = m, .st = st };
-    for (int l = 0; l < c->n_layers; l++) {
-        const layer_weights *L = j.L = &m->w.layers[l];
-        j.l = l;
-        step_norm(c, st, L->attn_norm_w, L->attn_norm_b);   /* xb = LN1(x) */
-        pool_run(s->pool, step_heads, &j);                  /* q, k[slot], v[slot]; att = relative attention */
-        pool_run(s->pool, step_out_residual, &j);           /* x += Wo att */
-        step_norm(c, st, L->ffn_norm_w, L->ffn_norm_b);     /* xb = LN2(x) */
-        pool_run(s->pool, step_ffn_up, &j);                 /* hb = gelu(W1 xb + b1) */
-        pool_run(s->pool, step_ffn_down_residual, &j);      /* x += W2 hb + b2 */
-    }
-    step_norm(c, st, m->w.out_norm_w, m->w.out_norm_b);     /* xb = LN_f(x) */
-    pool_run(s->pool, step_logits, &j);                     /* logits = E xb */
+    step_job j = { .m = s->m, .st = st, .pool = s->pool };
+    pool_run(s->pool, step_layers, &j);
 }
 
 /* ------------------------------------------------------------------ decode */

@@ -341,21 +341,24 @@ static float *alloc_floats(size_t n, int *fail)
     return p;
 }
 
-int model_step_init(model_step *st, const model_config *c, int cap, float *logits)
+int model_step_init(model_step *st, const model_config *c, int cap, int threads, float *logits)
 {
     memset(st, 0, sizeof *st);
+    threads = threads < 1 ? 1 : threads;
     size_t B = (size_t)cap, d = (size_t)c->d_model, H = (size_t)c->n_heads;
     int fail = 0;
     st->cap = cap;
+    st->threads = threads;
     st->logits = logits;
     st->k = calloc(B, sizeof *st->k);
     st->v = calloc(B, sizeof *st->v);
     st->slot = calloc(B, sizeof *st->slot);
     st->n_keys = calloc(B, sizeof *st->n_keys);
     fail |= !st->k || !st->v || !st->slot || !st->n_keys;
-    float **rows[] = { &st->x, &st->xb, &st->q, &st->kn, &st->vn, &st->att };
+    float **rows[] = { &st->x, &st->q, &st->kn, &st->vn, &st->att };
     for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
         *rows[k] = alloc_floats(B * d, &fail);
+    st->xb = alloc_floats((size_t)threads * B * d, &fail);
     st->hb = alloc_floats(B * (size_t)c->d_ff, &fail);
     st->scores = alloc_floats(B * H * (size_t)c->context, &fail);
     st->rel = alloc_floats(B * H * (size_t)c->max_rel, &fail);
@@ -448,7 +451,7 @@ int model_state_init(model_state *s, const model *m, int n_threads)
     s->k_cache = alloc_floats(L * C * d, &fail);
     s->v_cache = alloc_floats(L * C * d, &fail);
     s->logits = alloc_floats((size_t)c->vocab_size, &fail);
-    if (!fail && model_step_init(&s->step, c, 1, s->logits) != 0)
+    if (!fail && model_step_init(&s->step, c, 1, n_threads, s->logits) != 0)
         fail = 1;
     s->scores = s->step.scores;
     s->X = alloc_floats(C * d, &fail);

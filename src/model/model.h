@@ -122,6 +122,7 @@ const char *model_memory_name(model_memory mem);
  * model_step_init; the caches and the logits are the owner's. */
 typedef struct model_step {
     int cap;
+    int threads;                /* the pool's: each normalizes into its own rows of xb */
     int n;                      /* items this step, 1..cap */
     float **k, **v;             /* (cap) item k's keys and values, (n_layers, n_heads, context,
                                    d_head); borrowed */
@@ -130,18 +131,20 @@ typedef struct model_step {
     struct { int j0, j1, shared; } runs[3]; /* the slots in order: shared by every item (item 0's
                                    rows read once for all) or each one's own */
     int n_runs;                 /* 0: each item attends over its own cache alone */
-    float *x, *xb, *q, *kn, *vn, *att;      /* (cap, d_model) residual, normalized, query, new
-                                   key and value, attention output */
+    float *x, *q, *kn, *vn, *att;   /* (cap, d_model) residual, query, new key and value,
+                                   attention output */
+    float *xb;                  /* (threads, cap, d_model) normalized, each thread's copy
+                                   (then its scratch) */
     float *hb;                  /* (cap, d_ff) */
     float *scores;              /* (cap, n_heads, context) each head's attention probabilities */
     float *rel;                 /* (cap, n_heads, max_rel) q . E_r */
     float *logits;              /* (cap, vocab_size) the step's output; borrowed (the owner's) */
 } model_step;
 
-/* Scratch for steps of up to CAP items; LOGITS (cap, vocab_size) is the
- * caller's.  Returns 0, or -1 (out of memory; nothing to free but
+/* Scratch for steps of up to CAP items on a pool of THREADS; LOGITS
+ * (cap, vocab_size) is the caller's.  Returns 0, or -1 (out of memory; nothing to free but
  * model_step_free, which a failed init leaves safe to call). */
-int  model_step_init(model_step *st, const model_config *c, int cap, float *logits);
+int  model_step_init(model_step *st, const model_config *c, int cap, int threads, float *logits);
 void model_step_free(model_step *st);
 
 /* Where a prefill writes: a cache's events by slot, its keys and values
