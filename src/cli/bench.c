@@ -1,5 +1,6 @@
 /* bench.c: `continuo bench`: C engine vs the PyTorch reference on one model file: prefill, decode by context, memory, bandwidth. */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,10 @@ static const char bench_usage[] =
     "(/usr/bin/python3 train/bench_torch.py) with the same threads.  Then the C engine's\n"
     "batched decode of 1, 2, 4 and 8 sequences at the model's context (the candidate\n"
     "answers): events/s per sequence and in all, medians of 7 rounds that each time every\n"
-    "batch size in turn, and each size against one sequence in the same round.\n";
+    "batch size in turn, and each size against one sequence in the same round; the cost of\n"
+    "8 candidates against one inside the context and past it (stream memory, once the\n"
+    "forks' rows are all their own); the one-sequence step split into its kernels (one\n"
+    "thread's step shared out) and the rest (hand-off, waits, serial parts).\n";
 
 /* Batched decoding is timed for these numbers of sequences, each in turn
  * in every one of BATCH_ROUNDS rounds: a slow spell of a shared machine
@@ -61,6 +65,10 @@ typedef struct bench_result {
                                    (median of the rounds) */
     double batch_gain[N_BATCH]; /* median of the rounds' batch_eps / the same round's one sequence */
     int    batch_context;
+    double past_cost;           /* past the context, stream memory: a step of 8 candidates over a
+                                   step of one (median of the rounds); 0 when not measured */
+    double step_us, kernel_us;  /* one sequence at the model's context: a step with the threads
+                                   asked for, and one thread's step over that many threads */
     double rss_mb;
     double weight_bytes;        /* read per decoded event */
 } bench_result;
@@ -146,6 +154,81 @@ static void bench_batch(model_state *s, const int *toks, int events, bench_resul
     model_batch_free(&b);
 }
 
+/* Candidates past the context in stream memory: 8 sequences forked from
+ * a full context step `context` events untimed, so that every row of their
+ * caches is their own (none still shared with the home), then, by turns,
+ * EV steps of sequence 0 alone and EV steps of all 8: the time of a step
+ * of 8 over that of one, the median of the rounds. */
+static void bench_past(model_state *s, const int *toks, int events, bench_result *r)
+{
+    const model_config *c = &s->m->cfg;
+    int ev = events, seqs[8], ids[8];
+    double cost[BATCH_ROUNDS];
+    model_batch b;
+    if (model_batch_init(&b, s, 8) != 0)
+        return;
+    model_state_set_memory(s, MODEL_MEMORY_STREAM);
+    model_prefill(s, toks, c->context, NULL);
+    for (int i = 0; i < 8; i++)
+        model_batch_fork(&b, seqs[i] = i);
+    long long t = 0;
+    for (; t < c->context; t++) {
+        for (int i = 0; i < 8; i++)
+            ids[i] = toks[(t + 97 * i) % c->context];
+        model_batch_decode(&b, seqs, ids, 8);
+    }
+    for (int round = 0; round < BATCH_ROUNDS; round++) {
+        double dt[2];
+        for (int k = 0; k < 2; k++) {
+            int nb = k ? 8 : 1;
+            double t0 = clock_now_seconds();
+            for (int e = 0; e < ev; e++, t++) {
+                for (int i = 0; i < nb; i++)
+                    ids[i] = toks[(t + 97 * i) % c->context];
+                model_batch_decode(&b, seqs, ids, nb);
+            }
+            dt[k] = clock_now_seconds() - t0;
+        }
+        cost[round] = dt[1] / (dt[0] > 0 ? dt[0] : 1e-9);
+    }
+    r->past_cost = median_in_place(cost, BATCH_ROUNDS);
+    model_state_set_memory(s, MODEL_MEMORY_WINDOW);
+    model_batch_free(&b);
+}
+
+/* Microseconds per one-sequence decode at the model's context on S (the
+ * best of 3 runs of EV events). */
+static double step_us(model_state *s, const int *toks, int ev)
+{
+    const model_config *c = &s->m->cfg;
+    double best = 1e9;
+    for (int rep = 0; rep < 3; rep++) {
+        model_prefill(s, toks, c->context - ev, NULL);
+        double t0 = clock_now_seconds();
+        for (int i = 0; i < ev; i++)
+            model_decode(s, toks[(c->context - ev + i) % c->context]);
+        double dt = clock_now_seconds() - t0;
+        best = dt < best ? dt : best;
+    }
+    return best / ev * 1e6;
+}
+
+/* The one-sequence step split: its kernels (one thread's step shared out
+ * among THREADS) and the rest (hand-off, waits, what runs on one thread). */
+static void bench_split(const model *m, model_state *s, int threads, const int *toks, int events, bench_result *r)
+{
+    model_state one;
+    int ev = events < m->cfg.context - 1 ? events : m->cfg.context - 1;
+    if (model_state_init(&one, m, 1) != 0)
+        return;
+    double t1 = step_us(&one, toks, ev), tn = step_us(s, toks, ev);
+    t1 = fmin(t1, step_us(&one, toks, ev));
+    tn = fmin(tn, step_us(s, toks, ev));
+    r->step_us = tn;
+    r->kernel_us = t1 / threads;
+    model_state_free(&one);
+}
+
 static int bench_engine(const model *m, int threads, int events, bench_result *r)
 {
     model_state s;
@@ -187,6 +270,8 @@ static int bench_engine(const model *m, int threads, int events, bench_result *r
         r->decode_eps[k] = ev / dbest;
     }
     bench_batch(&s, toks, events, r);
+    bench_past(&s, toks, events, r);
+    bench_split(m, &s, threads, toks, events, r);
     r->weight_bytes = (double)m->w.decode_bytes;
     r->rss_mb = peak_rss_mb();
     free(toks);
@@ -355,6 +440,10 @@ static void print_batch(const bench_report *r)
     for (int k = 0; k < N_BATCH; k++)
         printf("  %-12d %16.0f %16.0f %11.2fx\n", batch_sizes[k], ce->batch_eps[k] / batch_sizes[k],
                ce->batch_eps[k], ce->batch_gain[k]);
+    if (ce->batch_gain[N_BATCH - 1] > 0 && ce->past_cost > 0)
+        printf("8 candidates cost x%.2f one inside the context (forks sharing the primer's rows), x%.2f past it "
+               "(stream memory, every row a fork's own)\n", batch_sizes[N_BATCH - 1] / ce->batch_gain[N_BATCH - 1],
+               ce->past_cost);
 }
 
 /* The bandwidth, the decode speed against its limit, and the cost of context. */
@@ -370,6 +459,10 @@ static void print_limits(const bench_report *r, int threads)
                "reaches %.0f%% of it\n", threads, threads > 1 ? "s" : "", limit, contexts[0],
                100.0 * ce->decode_eps[0] / limit);
     }
+    if (ce->step_us > 0)
+        printf("one-sequence step at context %d: %.1f us with %d thread%s; its kernels %.1f us (one thread's step "
+               "/ %d), hand-off, waits and serial parts %.1f us\n", contexts[n_contexts - 1], ce->step_us, threads,
+               threads > 1 ? "s" : "", ce->kernel_us, threads, ce->step_us - ce->kernel_us);
     int last = -1;
     for (int k = 0; k < n_contexts; k++)
         if (ce->decode_eps[k] > 0)

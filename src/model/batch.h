@@ -9,14 +9,15 @@
 
 /* Up to `cap` sequences, each with its own KV cache, events and logits,
  * that branch from one run state (their home) and decode side by side:
- * a step's matrix products go through matmat, so a weight row is read
- * (and converted from F16) once for every sequence that steps, and each
- * sequence's logits have exactly the bits model_decode would give it
- * alone (golden tests).  The sequences' memory mode is the home's.
- * Owned by one thread, the home's. */
+ * a step is model_decode's layer recipe for all of them at once
+ * (model_step_run), so a weight row is read (and converted from F16) once
+ * for every sequence that steps, and each sequence's logits have exactly
+ * the bits model_decode would give it alone (golden tests).  The
+ * sequences' memory mode is the home's.  Owned by one thread, the home's. */
 typedef struct model_batch {
     model_state *home;          /* borrowed: its pool runs the batch's jobs; in window
-                                   memory its prefill buffers slide a sequence's window */
+                                   memory its prefill scratch slides a sequence's window
+                                   into the sequence's own rows (model_prefill_into) */
     int cap;
     int *n;                     /* (cap) events in each cache, 0..context */
     long long *pos;             /* (cap) events fed since the cache's last prefill */
@@ -30,17 +31,11 @@ typedef struct model_batch {
     int *forked;                /* (cap) 1 from a fork until a window slide or an adopt */
     unsigned long long *origin; /* (cap) the home's version at the fork */
     long long *origin_pos;      /* (cap) the home's pos then */
-    struct { int j0, j1, shared; } runs[3];  /* this step's slots in order: shared or each one's own */
-    int n_runs;                 /* 0: the items attend over their own caches alone */
     long shared_steps;          /* steps that read the shared rows once (statistics, tests) */
-    /* one step: item k is sequence seq[k], its new event at cache slot slot[k] */
-    int n_items;
-    int *seq, *slot, *n_keys;   /* (cap) */
-    float *x, *xb, *q, *kn, *vn, *att;  /* (cap, d_model) */
-    float *hb;                  /* (cap, d_ff) */
-    float *scores;              /* (cap, n_heads, context) */
-    float *rel;                 /* (cap, n_heads, max_rel) */
-    float *item_logits;         /* (cap, vocab_size) */
+    /* one step: item k is sequence seq[k]; the layers are forward.c's (model_step_run) */
+    int *seq;                   /* (cap) */
+    model_step step;            /* the step's items: caches, slots, shared runs, scratch */
+    float *item_logits;         /* (cap, vocab_size) the step's logits, item by item */
 } model_batch;
 
 /* A batch of CAP (1..MODEL_BATCH_MAX) sequences that branch from HOME.

@@ -1,4 +1,4 @@
-/* forward.c: the forward pass: prefill of a whole window (sgemm, skewed relative logits, causal half) and one-event decode with the KV cache (sliding window or rolling ring). */
+/* forward.c: the forward pass: prefill of a whole window (sgemm, skewed relative logits, causal half) into given cache rows, and the layer recipe of a decode step of B sequences (B = 1: model_decode, the live path) with the KV cache (sliding window or rolling ring). */
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
@@ -112,15 +112,15 @@ static void scatter_heads(float *cache, const float *src, int n, const model_con
                    sizeof(float) * (size_t)dh);
 }
 
-/* Q = XB Wq^T; K = XB Wk^T and V = XB Wv^T into layer L's cache, slots 0..n-1. */
-static void prefill_qkv(model_state *s, int l, const layer_weights *L, int n)
+/* Q = XB Wq^T; K = XB Wk^T and V = XB Wv^T into a layer's cache KC and VC, slots 0..n-1. */
+static void prefill_qkv(model_state *s, float *kc, float *vc, const layer_weights *L, int n)
 {
     const model_config *c = &s->m->cfg;
     gemm_wt(s, n, s->XB, &L->wq, 0.0f, s->Q);
     gemm_wt(s, n, s->XB, &L->wk, 0.0f, s->ATT);         /* ATT: scratch until attention */
-    scatter_heads(layer_cache(s->k_cache, c, l), s->ATT, n, c);
+    scatter_heads(kc, s->ATT, n, c);
     gemm_wt(s, n, s->XB, &L->wv, 0.0f, s->ATT);
-    scatter_heads(layer_cache(s->v_cache, c, l), s->ATT, n, c);
+    scatter_heads(vc, s->ATT, n, c);
 }
 
 /* Rows of queries per block of the prefill's attention: a block attends only
@@ -164,11 +164,10 @@ static void head_blocks(void *ctx, int i, int nt)
 
 /* ATT = relative causal self-attention of all n rows, head by head:
  * ATT_h = softmax(mask((Q_h K_h^T + skew(Q_h E_h^T)) / sqrt(d_head))) V_h. */
-static void prefill_attention(model_state *s, int l, const layer_weights *L, int n)
+static void prefill_attention(model_state *s, const float *kc, const float *vc, const layer_weights *L, int n)
 {
     const model_config *c = &s->m->cfg;
     int dh = c->d_head, M = c->max_rel;
-    const float *kc = layer_cache(s->k_cache, c, l), *vc = layer_cache(s->v_cache, c, l);
     const float *E = L->er.data;               /* (n_heads, max_rel, dh), F32 */
     head_job j = { .s = s, .n = n, .m = n < M ? n : M, .scale = 1.0f / sqrtf((float)dh) };
     for (int h = 0; h < c->n_heads; h++) {
@@ -196,8 +195,8 @@ static void prefill_add_bias(model_state *s, const float *b, int n)
 }
 
 /* The logits after the last layer: all N rows into ALL_LOGITS (and the last
- * row into s->logits), or, when ALL_LOGITS is NULL, the last row alone. */
-static void prefill_logits(model_state *s, int n, float *all_logits)
+ * row into LOGITS), or, when ALL_LOGITS is NULL, the last row alone. */
+static void prefill_logits(model_state *s, int n, float *logits, float *all_logits)
 {
     const model *m = s->m;
     const model_config *c = &m->cfg;
@@ -205,10 +204,11 @@ static void prefill_logits(model_state *s, int n, float *all_logits)
     if (all_logits) {
         prefill_norm(s, n, m->w.out_norm_w, m->w.out_norm_b);
         gemm_wt(s, n, s->XB, &s->pw.token_embd, 0.0f, all_logits);
-        memcpy(s->logits, all_logits + (size_t)(n - 1) * c->vocab_size, sizeof(float) * (size_t)c->vocab_size);
+        memcpy(logits, all_logits + (size_t)(n - 1) * c->vocab_size, sizeof(float) * (size_t)c->vocab_size);
     } else {
-        layernorm(s->xb, s->X + (size_t)(n - 1) * d, m->w.out_norm_w, m->w.out_norm_b, d, c->ln_eps);
-        matvec(s->logits, &m->w.token_embd, s->xb, 0, c->vocab_size);
+        float *xb = s->step.xb;
+        layernorm(xb, s->X + (size_t)(n - 1) * d, m->w.out_norm_w, m->w.out_norm_b, d, c->ln_eps);
+        matvec(logits, &m->w.token_embd, xb, 0, c->vocab_size);
     }
 }
 
@@ -228,21 +228,22 @@ static int check_prefill(const model_config *c, const int *tokens, int n)
     return 0;
 }
 
-int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
+int model_prefill_into(model_state *s, model_cache dst, const int *tokens, int n, float *all_logits)
 {
     const model *m = s->m;
     const model_config *c = &m->cfg;
     int d = c->d_model;
     if (check_prefill(c, tokens, n) != 0)
         return -1;
-    memmove(s->tokens, tokens, sizeof(int) * (size_t)n);
+    memmove(dst.tokens, tokens, sizeof(int) * (size_t)n);
     for (int i = 0; i < n; i++)                               /* X = the events' embeddings */
-        matrix_row(s->X + (size_t)i * d, &m->w.token_embd, s->tokens[i]);
+        matrix_row(s->X + (size_t)i * d, &m->w.token_embd, dst.tokens[i]);
     for (int l = 0; l < c->n_layers; l++) {
         const layer_weights *L = &s->pw.layers[l];
+        float *kc = layer_cache(dst.k, c, l), *vc = layer_cache(dst.v, c, l);
         prefill_norm(s, n, L->attn_norm_w, L->attn_norm_b);   /* XB = LN1(X) */
-        prefill_qkv(s, l, L, n);                              /* Q, K, V = XB Wq^T, XB Wk^T, XB Wv^T */
-        prefill_attention(s, l, L, n);                        /* ATT = relative causal attention */
+        prefill_qkv(s, kc, vc, L, n);                         /* Q, K, V = XB Wq^T, XB Wk^T, XB Wv^T */
+        prefill_attention(s, kc, vc, L, n);                   /* ATT = relative causal attention */
         gemm_wt(s, n, s->ATT, &L->wo, 1.0f, s->X);            /* X += ATT Wo^T */
         prefill_norm(s, n, L->ffn_norm_w, L->ffn_norm_b);     /* XB = LN2(X) */
         gemm_wt(s, n, s->XB, &L->w_up, 0.0f, s->H);           /* H = XB W1^T */
@@ -250,109 +251,234 @@ int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
         gemm_wt(s, n, s->H, &L->w_down, 1.0f, s->X);          /* X += H W2^T */
         prefill_add_bias(s, L->b_down, n);                    /* X += b2 */
     }
-    prefill_logits(s, n, all_logits);                         /* logits = LN_f(X) E^T */
+    prefill_logits(s, n, dst.logits, all_logits);            /* logits = LN_f(X) E^T */
+    return 0;
+}
+
+int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
+{
+    model_cache own = { .tokens = s->tokens, .k = s->k_cache, .v = s->v_cache, .logits = s->logits };
+    if (model_prefill_into(s, own, tokens, n, all_logits) != 0)
+        return -1;
     s->n = n;
     s->pos = n;
     s->version++;
     return 0;
 }
 
-/* ------------------------------------------------------------------ decode */
+/* ------------------------------------------------------------------ a step */
 
-/* One layer of one decode step, handed to the pool: each step below splits
- * its matrix's rows (or the heads) among the pool's threads. */
-typedef struct decode_layer {
-    model_state *s;
-    const layer_weights *L;     /* NULL for the logits */
-    float *kc, *vc;             /* this layer's cache, (n_heads, context, d_head) */
-    int p;                      /* slot of the new event in the cache */
-    int n_keys;                 /* events in the cache, the new one included */
-} decode_layer;
+/* A step of st->n items, one pool job (step_layers): each stage splits
+ * its matrix's rows (or the heads) among the threads, every item at once,
+ * so a weight row is read (and converted from F16) once for all of them;
+ * with one item each product is matvec's. */
+typedef struct step_job {
+    const model *m;
+    model_step *st;
+    pool *pool;
+    const layer_weights *L;     /* this layer's weights */
+    int l;
+} step_job;
 
-/* q = Wq xb; k = Wk xb and v = Wv xb into the cache at slot p. */
-static void decode_qkv(void *ctx, int i, int nt)
+/* q = Wq xb for every item, rows LO..HI-1; k and v into each item's cache
+ * at its slot. */
+static void qkv_rows(const step_job *j, const float *xb, int lo, int hi)
 {
-    const decode_layer *j = ctx;
-    model_state *s = j->s;
-    const model_config *c = &s->m->cfg;
-    int dh = c->d_head, lo, hi;
-    pool_split(c->d_model, i, nt, 16, &lo, &hi);
-    matvec(s->q + lo, &j->L->wq, s->xb, lo, hi);
-    for (int a = lo; a < hi;) {            /* rows of one head at a time: head-major cache */
-        int h = a / dh, b = (h + 1) * dh < hi ? (h + 1) * dh : hi;
-        size_t at = ((size_t)h * c->context + (size_t)j->p) * dh + (size_t)(a - h * dh);
-        matvec(j->kc + at, &j->L->wk, s->xb, a, b);
-        matvec(j->vc + at, &j->L->wv, s->xb, a, b);
-        a = b;
+    const model_config *c = &j->m->cfg;
+    model_step *st = j->st;
+    const layer_weights *L = j->L;
+    size_t d = (size_t)c->d_model, dh = (size_t)c->d_head;
+    int n = st->n;
+    matmat(st->q + lo, d, &L->wq, xb, d, n, lo, hi);
+    matmat(st->kn + lo, d, &L->wk, xb, d, n, lo, hi);
+    matmat(st->vn + lo, d, &L->wv, xb, d, n, lo, hi);
+    for (int k = 0; k < n; k++) {
+        float *kc = layer_cache(st->k[k], c, j->l), *vc = layer_cache(st->v[k], c, j->l);
+        for (int a = lo; a < hi;) {     /* rows of one head at a time: head-major cache */
+            int h = a / (int)dh, e = (h + 1) * (int)dh < hi ? (h + 1) * (int)dh : hi;
+            size_t at = ((size_t)h * c->context + (size_t)st->slot[k]) * dh + (size_t)(a - h * (int)dh);
+            memcpy(kc + at, st->kn + k * d + (size_t)a, sizeof(float) * (size_t)(e - a));
+            memcpy(vc + at, st->vn + k * d + (size_t)a, sizeof(float) * (size_t)(e - a));
+            a = e;
+        }
     }
 }
 
-/* att_h = softmax((q_h K_h^T + q_h E_h^T skewed to the ring) / sqrt(d_head)) V_h,
- * head by head, over the n_keys cached events (attend_query). */
-static void decode_attention(void *ctx, int i, int nt)
+/* Head H of a step whose items share st->runs: each shared row of keys and
+ * values is read from memory once for all the items (item 0's copy; every
+ * fork's is the same: the kernels take a block of rows for every query
+ * before the next block), each item's own rows from its own cache; the
+ * sums run over the slots in order, so each item gets attend_rel's bits. */
+static void attend_shared(const step_job *j, int h, float scale)
 {
-    const decode_layer *j = ctx;
-    model_state *s = j->s;
-    const model_config *c = &s->m->cfg;
+    const model_config *c = &j->m->cfg;
+    model_step *st = j->st;
+    int dh = c->d_head, H = c->n_heads, d = c->d_model, M = c->max_rel, C = c->context, n = st->n;
+    int n_keys = st->n_keys[0], newest = st->slot[0];
+    size_t at = (size_t)h * C * dh, lds = (size_t)H * C;
+    const float *k0 = layer_cache(st->k[0], c, j->l) + at, *v0 = layer_cache(st->v[0], c, j->l) + at;
+    float *q = st->q + h * dh, *att = st->att + h * dh, *scores = st->scores + (size_t)h * C;
+    for (int r = 0; r < st->n_runs; r++) {
+        int j0 = st->runs[r].j0, j1 = st->runs[r].j1;
+        if (st->runs[r].shared)
+            attend_scores(scores, q, (size_t)d, lds, n, k0, dh, dh, j0, j1);
+        else
+            for (int k = 0; k < n; k++)
+                attend_scores(scores + k * lds, q + (size_t)k * d, 0, 0, 1, layer_cache(st->k[k], c, j->l) + at, dh,
+                              dh, j0, j1);
+    }
+    for (int k = 0; k < n; k++) {
+        attend_softmax(scores + k * lds, n_keys, newest, st->rel + ((size_t)k * H + (size_t)h) * M, M, scale);
+        memset(att + (size_t)k * d, 0, sizeof(float) * (size_t)dh);
+    }
+    for (int r = 0; r < st->n_runs; r++) {
+        int j0 = st->runs[r].j0, j1 = st->runs[r].j1;
+        if (st->runs[r].shared)
+            attend_values_n(att, (size_t)d, v0, dh, scores, lds, n, j0, j1, dh);
+        else
+            for (int k = 0; k < n; k++)
+                attend_values(att + (size_t)k * d, layer_cache(st->v[k], c, j->l) + at, dh, scores + k * lds, j0, j1,
+                              dh);
+    }
+}
+
+/* Thread I's heads of a layer (a head's projections and its attention
+ * need no other head's, so no thread waits between them): q, k and v of
+ * the heads' rows, q . E for every item's query in one matmat over each
+ * head's table, then the items' attention: over the rows they share read
+ * once for all (attend_shared), else each over its own cache:
+ * att_h = softmax((q_h K_h^T + q_h E_h^T skewed to the ring) / sqrt(d_head)) V_h. */
+static void step_heads(const step_job *j, const float *xb, int i, int nt)
+{
+    model_step *st = j->st;
+    const model_config *c = &j->m->cfg;
     const layer_weights *L = j->L;
-    int dh = c->d_head, M = c->max_rel, lo, hi;
+    int dh = c->d_head, M = c->max_rel, H = c->n_heads, d = c->d_model, lo, hi, m = 0;
     size_t esize = L->er.type == GGML_TYPE_F16 ? 2 : 4;
     float scale = 1.0f / sqrtf((float)dh);
-    pool_split(c->n_heads, i, nt, 1, &lo, &hi);
+    for (int k = 0; k < st->n; k++) {       /* the rows of E any item reads */
+        int mk = st->n_keys[k] < M ? st->n_keys[k] : M;
+        m = mk > m ? mk : m;
+    }
+    pool_split(H, i, nt, 1, &lo, &hi);
+    if (lo < hi)
+        qkv_rows(j, xb, lo * dh, hi * dh);
     for (int h = lo; h < hi; h++) {
         matrix er = { (const char *)L->er.data + (size_t)h * M * dh * esize, L->er.type, M, dh };
+        matmat(st->rel + (size_t)h * M, (size_t)H * M, &er, st->q + h * dh, (size_t)d, st->n, 0, m);
+        if (st->n_runs > 0) {
+            attend_shared(j, h, scale);
+            continue;
+        }
         size_t at = (size_t)h * c->context * dh;
-        attend_query(s->att + h * dh, s->q + h * dh, j->kc + at, j->vc + at, dh, j->n_keys, j->p,
-                     &er, dh, scale, s->scores + (size_t)h * c->context, s->rel + (size_t)h * M);
+        for (int k = 0; k < st->n; k++) {
+            const float *kc = layer_cache(st->k[k], c, j->l), *vc = layer_cache(st->v[k], c, j->l);
+            size_t row = (size_t)k * H + (size_t)h;
+            attend_rel(st->att + (size_t)k * d + h * dh, st->q + (size_t)k * d + h * dh, kc + at, vc + at, dh,
+                       st->n_keys[k], st->slot[k], st->rel + row * M, M, dh, scale, st->scores + row * c->context);
+        }
     }
 }
 
-/* x += Wo att: the output projection and the residual. */
-static void decode_out_residual(void *ctx, int i, int nt)
+/* x += Wo att for every item, thread I's rows: the output projection and
+ * the residual (the thread's xb is scratch). */
+static void step_out_residual(const step_job *j, float *xb, int i, int nt)
 {
-    const decode_layer *j = ctx;
-    model_state *s = j->s;
+    model_step *st = j->st;
+    size_t d = (size_t)j->m->cfg.d_model;
     int lo, hi;
-    pool_split(s->m->cfg.d_model, i, nt, 16, &lo, &hi);
-    matvec(s->xb + lo, &j->L->wo, s->att, lo, hi);
-    for (int r = lo; r < hi; r++)
-        s->x[r] += s->xb[r];
+    pool_split((int)d, i, nt, 16, &lo, &hi);
+    matmat(xb + lo, d, &j->L->wo, st->att, d, st->n, lo, hi);
+    for (int k = 0; k < st->n; k++)
+        for (int r = lo; r < hi; r++)
+            st->x[k * d + (size_t)r] += xb[k * d + (size_t)r];
 }
 
-/* hb = gelu(W1 xb + b1). */
-static void decode_ffn_up(void *ctx, int i, int nt)
+/* hb = gelu(W1 xb + b1) for every item, thread I's rows. */
+static void step_ffn_up(const step_job *j, const float *xb, int i, int nt)
 {
-    const decode_layer *j = ctx;
-    model_state *s = j->s;
+    model_step *st = j->st;
+    const model_config *c = &j->m->cfg;
+    size_t f = (size_t)c->d_ff;
     int lo, hi;
-    pool_split(s->m->cfg.d_ff, i, nt, 16, &lo, &hi);
-    matvec(s->hb + lo, &j->L->w_up, s->xb, lo, hi);
-    for (int r = lo; r < hi; r++)
-        s->hb[r] += j->L->b_up[r];
-    gelu(s->hb + lo, hi - lo);
+    pool_split(c->d_ff, i, nt, 16, &lo, &hi);
+    matmat(st->hb + lo, f, &j->L->w_up, xb, (size_t)c->d_model, st->n, lo, hi);
+    for (int k = 0; k < st->n; k++) {
+        float *h = st->hb + k * f;
+        for (int r = lo; r < hi; r++)
+            h[r] += j->L->b_up[r];
+        gelu(h + lo, hi - lo);
+    }
 }
 
-/* x += W2 hb + b2: the down projection and the residual (q is scratch). */
-static void decode_ffn_down_residual(void *ctx, int i, int nt)
+/* x += W2 hb + b2 for every item, thread I's rows: the down projection and
+ * the residual (the thread's xb is scratch). */
+static void step_ffn_down_residual(const step_job *j, float *xb, int i, int nt)
 {
-    const decode_layer *j = ctx;
-    model_state *s = j->s;
+    model_step *st = j->st;
+    const model_config *c = &j->m->cfg;
+    size_t d = (size_t)c->d_model;
     int lo, hi;
-    pool_split(s->m->cfg.d_model, i, nt, 16, &lo, &hi);
-    matvec(s->q + lo, &j->L->w_down, s->hb, lo, hi);
-    for (int r = lo; r < hi; r++)
-        s->x[r] += s->q[r] + j->L->b_down[r];
+    pool_split(c->d_model, i, nt, 16, &lo, &hi);
+    matmat(xb + lo, d, &j->L->w_down, st->hb, (size_t)c->d_ff, st->n, lo, hi);
+    for (int k = 0; k < st->n; k++)
+        for (int r = lo; r < hi; r++)
+            st->x[k * d + (size_t)r] += xb[k * d + (size_t)r] + j->L->b_down[r];
 }
 
-/* logits = E xb (the output projection is the embedding, tied). */
-static void decode_logits(void *ctx, int i, int nt)
+/* logits = E xb for every item, thread I's rows (the output projection is
+ * the embedding, tied). */
+static void step_logits(const step_job *j, const float *xb, int i, int nt)
 {
-    const decode_layer *j = ctx;
-    model_state *s = j->s;
+    const model *m = j->m;
     int lo, hi;
-    pool_split(s->m->cfg.vocab_size, i, nt, 16, &lo, &hi);
-    matvec(s->logits + lo, &s->m->w.token_embd, s->xb, lo, hi);
+    pool_split(m->cfg.vocab_size, i, nt, 16, &lo, &hi);
+    matmat(j->st->logits + lo, (size_t)m->cfg.vocab_size, &m->w.token_embd, xb, (size_t)m->cfg.d_model, j->st->n,
+           lo, hi);
 }
+
+/* XB = LayerNorm(x) with gain G and bias B, item by item. */
+static void step_norm(const model_config *c, const model_step *st, float *xb, const float *g, const float *b)
+{
+    layernorm_rows(xb, st->x, (size_t)c->d_model, st->n, g, b, c->d_model, c->ln_eps);
+}
+
+/* The whole step, one pool job: thread I of NT does its share of each
+ * stage and waits for the others (pool_barrier) where the next stage reads
+ * what they wrote; each thread normalizes x into its own rows of xb (the
+ * same bits on every thread), so no thread waits while one normalizes. */
+static void step_layers(void *ctx, int i, int nt)
+{
+    step_job j = *(const step_job *)ctx;
+    const model *m = j.m;
+    const model_config *c = &m->cfg;
+    model_step *st = j.st;
+    float *xb = st->xb + (size_t)i * (size_t)st->cap * (size_t)c->d_model;
+    for (int l = 0; l < c->n_layers; l++) {
+        const layer_weights *L = j.L = &m->w.layers[l];
+        j.l = l;
+        step_norm(c, st, xb, L->attn_norm_w, L->attn_norm_b);   /* xb = LN1(x) */
+        step_heads(&j, xb, i, nt);                              /* q, k[slot], v[slot]; att = attention */
+        pool_barrier(j.pool);
+        step_out_residual(&j, xb, i, nt);                       /* x += Wo att */
+        pool_barrier(j.pool);
+        step_norm(c, st, xb, L->ffn_norm_w, L->ffn_norm_b);     /* xb = LN2(x) */
+        step_ffn_up(&j, xb, i, nt);                             /* hb = gelu(W1 xb + b1) */
+        pool_barrier(j.pool);
+        step_ffn_down_residual(&j, xb, i, nt);                  /* x += W2 hb + b2 */
+        pool_barrier(j.pool);
+    }
+    step_norm(c, st, xb, m->w.out_norm_w, m->w.out_norm_b);     /* xb = LN_f(x) */
+    step_logits(&j, xb, i, nt);                                 /* logits = E xb */
+}
+
+void model_step_run(model_state *s, model_step *st)
+{
+    step_job j = { .m = s->m, .st = st, .pool = s->pool };
+    pool_run(s->pool, step_layers, &j);
+}
+
+/* ------------------------------------------------------------------ decode */
 
 int model_slide(model_state *s)
 {
@@ -379,11 +505,12 @@ static int decode_slot(model_state *s)
     return s->n;
 }
 
+/* A step of one: the state's own cache, its logits. */
 const float *model_decode(model_state *s, int token)
 {
     const model *m = s->m;
     const model_config *c = &m->cfg;
-    int d = c->d_model;
+    model_step *st = &s->step;
     if (token < 0 || token >= c->vocab_size)
         token = 0;          /* callers pass sampled ids; never index out of the table */
     int p = decode_slot(s);
@@ -391,22 +518,14 @@ const float *model_decode(model_state *s, int token)
         return NULL;
     int n_keys = s->n < c->context ? s->n + 1 : c->context;
     s->tokens[p] = token;
-    matrix_row(s->x, &m->w.token_embd, token);                      /* x = the event's embedding */
-    decode_layer j = { .s = s, .p = p, .n_keys = n_keys };
-    for (int l = 0; l < c->n_layers; l++) {
-        const layer_weights *L = j.L = &m->w.layers[l];
-        j.kc = layer_cache(s->k_cache, c, l);
-        j.vc = layer_cache(s->v_cache, c, l);
-        layernorm(s->xb, s->x, L->attn_norm_w, L->attn_norm_b, d, c->ln_eps);   /* xb = LN1(x) */
-        pool_run(s->pool, decode_qkv, &j);              /* q, k[p], v[p] = Wq xb, Wk xb, Wv xb */
-        pool_run(s->pool, decode_attention, &j);        /* att = relative attention over the cache */
-        pool_run(s->pool, decode_out_residual, &j);     /* x += Wo att */
-        layernorm(s->xb, s->x, L->ffn_norm_w, L->ffn_norm_b, d, c->ln_eps);     /* xb = LN2(x) */
-        pool_run(s->pool, decode_ffn_up, &j);           /* hb = gelu(W1 xb + b1) */
-        pool_run(s->pool, decode_ffn_down_residual, &j);    /* x += W2 hb + b2 */
-    }
-    layernorm(s->xb, s->x, m->w.out_norm_w, m->w.out_norm_b, d, c->ln_eps);     /* xb = LN_f(x) */
-    pool_run(s->pool, decode_logits, &j);               /* logits = E xb */
+    matrix_row(st->x, &m->w.token_embd, token);             /* x = the event's embedding */
+    st->n = 1;
+    st->k[0] = s->k_cache;
+    st->v[0] = s->v_cache;
+    st->slot[0] = p;
+    st->n_keys[0] = n_keys;
+    st->n_runs = 0;
+    model_step_run(s, st);
     s->n = n_keys;
     s->pos++;
     s->version++;

@@ -241,11 +241,12 @@ static inline float hsum512(__m512 v)
     return _mm_cvtss_f32(t8) + _mm_cvtss_f32(_mm_shuffle_ps(t8, t8, 1));
 }
 
-/* OUT[k] = hsum512(V[k]) for eight vectors at once: the same pairs added
- * at each level, two vectors to a register, so 8 sums cost 4 levels of
- * shuffles instead of 8 reductions. */
+/* hsum512(V[k]) for eight vectors at once, as one vector: lane k is
+ * V[k]'s sum.  The same pairs added at each level, two vectors to a
+ * register, so 8 sums cost 4 levels of shuffles instead of 8 reductions,
+ * and a caller stores them as one run. */
 __attribute__((target("avx512f")))
-static inline void hsum512x8(float out[8], const __m512 v[8])
+static inline __m256 hsum512x8(const __m512 v[8])
 {
     __m512 w[4], x[2];
     for (int m = 0; m < 4; m++)     /* lanes i + (i+8): v[2m] in lanes 0-7, v[2m+1] in 8-15 */
@@ -260,12 +261,9 @@ static inline void hsum512x8(float out[8], const __m512 v[8])
     /* + (i+1): block k lane 0 is v[k]'s sum, lane 1 v[4+k]'s */
     __m512 z = _mm512_add_ps(_mm512_shuffle_ps(y, y, _MM_SHUFFLE(2, 0, 2, 0)),
                              _mm512_shuffle_ps(y, y, _MM_SHUFFLE(3, 1, 3, 1)));
-    float t[16];
-    _mm512_storeu_ps(t, z);
-    for (int k = 0; k < 4; k++) {
-        out[k] = t[4 * k];
-        out[4 + k] = t[4 * k + 1];
-    }
+    /* v[k]'s sum (lane 4k for k < 4, lane 4(k-4) + 1 after) to lane k */
+    __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_castps512_ps256(_mm512_permutexvar_ps(order, z));
 }
 
 /* hsum512(V[t]) for sixteen vectors at once, as one vector: the same
@@ -437,8 +435,13 @@ ROWS_AVX2(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOA
             }                                                                                      \
         }                                                                                          \
         _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) v[k] = _mm512_add_ps(s0[k], s1[k]);    \
+        __m256 run = hsum512x8(v);                                                                 \
+        if (g == 1 && i == cols) {      /* one vector's eight rows, no tail: stored as a run */    \
+            _mm256_storeu_ps(out + (size_t)b0 * ldo + (size_t)(r - r0), run);                      \
+            return;                                                                                \
+        }                                                                                          \
         float sums[8];                                                                             \
-        hsum512x8(sums, v);                                                                        \
+        _mm256_storeu_ps(sums, run);                                                               \
         for (int a = 0; a < nr; a++)                                                               \
             for (int b = 0; b < g; b++) {                                                          \
                 const wtype *wr = w + (size_t)(r + a) * ld;                                        \

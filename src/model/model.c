@@ -341,6 +341,42 @@ static float *alloc_floats(size_t n, int *fail)
     return p;
 }
 
+int model_step_init(model_step *st, const model_config *c, int cap, int threads, float *logits)
+{
+    memset(st, 0, sizeof *st);
+    threads = threads < 1 ? 1 : threads;
+    size_t B = (size_t)cap, d = (size_t)c->d_model, H = (size_t)c->n_heads;
+    int fail = 0;
+    st->cap = cap;
+    st->threads = threads;
+    st->logits = logits;
+    st->k = calloc(B, sizeof *st->k);
+    st->v = calloc(B, sizeof *st->v);
+    st->slot = calloc(B, sizeof *st->slot);
+    st->n_keys = calloc(B, sizeof *st->n_keys);
+    fail |= !st->k || !st->v || !st->slot || !st->n_keys;
+    float **rows[] = { &st->x, &st->q, &st->kn, &st->vn, &st->att };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
+        *rows[k] = alloc_floats(B * d, &fail);
+    st->xb = alloc_floats((size_t)threads * B * d, &fail);
+    st->hb = alloc_floats(B * (size_t)c->d_ff, &fail);
+    st->scores = alloc_floats(B * H * (size_t)c->context, &fail);
+    st->rel = alloc_floats(B * H * (size_t)c->max_rel, &fail);
+    return fail ? -1 : 0;
+}
+
+void model_step_free(model_step *st)
+{
+    float *bufs[] = { st->x, st->xb, st->q, st->kn, st->vn, st->att, st->hb, st->scores, st->rel };
+    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
+        free(bufs[k]);
+    free(st->k);
+    free(st->v);
+    free(st->slot);
+    free(st->n_keys);
+    memset(st, 0, sizeof *st);
+}
+
 /* Number of floats M needs as F32 when it is stored as F16, else 0. */
 static size_t f16_floats(const matrix *m)
 {
@@ -415,13 +451,9 @@ int model_state_init(model_state *s, const model *m, int n_threads)
     s->k_cache = alloc_floats(L * C * d, &fail);
     s->v_cache = alloc_floats(L * C * d, &fail);
     s->logits = alloc_floats((size_t)c->vocab_size, &fail);
-    s->x = alloc_floats(d, &fail);
-    s->xb = alloc_floats(d, &fail);
-    s->q = alloc_floats(d, &fail);
-    s->att = alloc_floats(d, &fail);
-    s->hb = alloc_floats((size_t)c->d_ff, &fail);
-    s->scores = alloc_floats((size_t)c->n_heads * C, &fail);
-    s->rel = alloc_floats((size_t)c->n_heads * (size_t)c->max_rel, &fail);
+    if (!fail && model_step_init(&s->step, c, 1, n_threads, s->logits) != 0)
+        fail = 1;
+    s->scores = s->step.scores;
     s->X = alloc_floats(C * d, &fail);
     s->XB = alloc_floats(C * d, &fail);
     s->Q = alloc_floats(C * d, &fail);
@@ -450,8 +482,8 @@ void model_state_free(model_state *s)
     if (!s)
         return;
     pool_free(s->pool);
-    float *bufs[] = { s->k_cache, s->v_cache, s->logits, s->x, s->xb, s->q, s->att, s->hb, s->scores,
-                      s->rel, s->X, s->XB, s->Q, s->ATT, s->H, s->S, s->R, s->w32 };
+    model_step_free(&s->step);
+    float *bufs[] = { s->k_cache, s->v_cache, s->logits, s->X, s->XB, s->Q, s->ATT, s->H, s->S, s->R, s->w32 };
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
         free(bufs[k]);
     free(s->pw.layers);

@@ -114,6 +114,47 @@ typedef enum model_memory {
 /* "window" / "stream". */
 const char *model_memory_name(model_memory mem);
 
+/* One decode step of up to `cap` sequences over one pass of the weights:
+ * the layer recipe of forward.c (model_step_run), for model_decode a step
+ * of one (the live path), for a batch a step of its candidates.  Item k's
+ * new event goes to slot slot[k] of its own cache and attends over
+ * n_keys[k] events.  The scratch is one row per item, allocated by
+ * model_step_init; the caches and the logits are the owner's. */
+typedef struct model_step {
+    int cap;
+    int threads;                /* the pool's: each normalizes into its own rows of xb */
+    int n;                      /* items this step, 1..cap */
+    float **k, **v;             /* (cap) item k's keys and values, (n_layers, n_heads, context,
+                                   d_head); borrowed */
+    int *slot;                  /* (cap) the cache slot of item k's new event */
+    int *n_keys;                /* (cap) the events item k attends over, its new one included */
+    struct { int j0, j1, shared; } runs[3]; /* the slots in order: shared by every item (item 0's
+                                   rows read once for all) or each one's own */
+    int n_runs;                 /* 0: each item attends over its own cache alone */
+    float *x, *q, *kn, *vn, *att;   /* (cap, d_model) residual, query, new key and value,
+                                   attention output */
+    float *xb;                  /* (threads, cap, d_model) normalized, each thread's copy
+                                   (then its scratch) */
+    float *hb;                  /* (cap, d_ff) */
+    float *scores;              /* (cap, n_heads, context) each head's attention probabilities */
+    float *rel;                 /* (cap, n_heads, max_rel) q . E_r */
+    float *logits;              /* (cap, vocab_size) the step's output; borrowed (the owner's) */
+} model_step;
+
+/* Scratch for steps of up to CAP items on a pool of THREADS; LOGITS
+ * (cap, vocab_size) is the caller's.  Returns 0, or -1 (out of memory; nothing to free but
+ * model_step_free, which a failed init leaves safe to call). */
+int  model_step_init(model_step *st, const model_config *c, int cap, int threads, float *logits);
+void model_step_free(model_step *st);
+
+/* Where a prefill writes: a cache's events by slot, its keys and values
+ * (n_layers, n_heads, context, d_head) and the last row's logits. */
+typedef struct model_cache {
+    int *tokens;
+    float *k, *v;
+    float *logits;
+} model_cache;
+
 /* Run state: activations and KV cache, all allocated by model_state_init;
  * prefill and decode allocate nothing. Borrows the model.
  * The cache is a ring of `context` slots per layer and head. In window
@@ -136,14 +177,9 @@ typedef struct model_state {
     float *k_cache;             /* (n_layers, n_heads, context, d_head): head-major, by slot */
     float *v_cache;             /* (n_layers, n_heads, context, d_head) */
     float *logits;              /* (vocab_size) after the last prefill/decode */
-    /* decode: one event */
-    float *x;                   /* (d_model) residual stream */
-    float *xb;                  /* (d_model) normalized */
-    float *q;                   /* (d_model) */
-    float *att;                 /* (d_model) attention output, heads concatenated */
-    float *hb;                  /* (d_ff) */
-    float *scores;              /* (n_heads, context) */
-    float *rel;                 /* (n_heads, max_rel) */
+    model_step step;            /* decode: a step of one (its logits are the state's) */
+    float *scores;              /* (n_heads, context) = step.scores: each head's attention
+                                   probabilities in the last decode */
     /* prefill: a whole window */
     float *X;                   /* (context, d_model) */
     float *XB;                  /* (context, d_model) */
@@ -169,6 +205,10 @@ void model_state_set_memory(model_state *s, model_memory mem);
  * land in s->logits; ALL_LOGITS, when not NULL, gets all n rows (n, vocab).
  * Returns 0, or -1 for a bad argument (logged). */
 int model_prefill(model_state *s, const int *tokens, int n, float *all_logits);
+/* model_prefill into DST's rows instead of the state's cache (a batch's
+ * sequence sliding its window): the state's scratch and pool do the work;
+ * its own cache, n, pos and version are untouched. */
+int model_prefill_into(model_state *s, model_cache dst, const int *tokens, int n, float *all_logits);
 /* Appends TOKEN after the cached ones and returns the logits for the next
  * event (s->logits). When the cache holds `context` events, window memory
  * slides first (the last `keep` events are prefilled again, so the result
@@ -177,6 +217,12 @@ int model_prefill(model_state *s, const int *tokens, int n, float *all_logits);
  * stream in which each event attends to itself and the context-1 before
  * it: train/model.py, window=context). Allocates nothing. */
 const float *model_decode(model_state *s, int token);
+/* Runs ST's items (x holds each one's embedding; k, v, slot, n_keys and
+ * runs set) through every layer on S's pool: each item's key and value
+ * into its cache at its slot, its logits into st->logits.  A weight row
+ * is read once for all the items, and each item's logits have the bits
+ * it would get alone.  Allocates nothing. */
+void model_step_run(model_state *s, model_step *st);
 /* Slides the window now, as model_decode does when the cache is full: the
  * last `keep` events are prefilled again (nothing happens when the cache
  * holds no more than that, or in stream memory, which never slides).  For

@@ -23,6 +23,10 @@ struct pool {
     pool_fn fn;                     /* the current job (published by generation) */
     void *ctx;
     int started;                    /* workers created */
+    struct {                        /* pool_barrier, on a cache line of its own */
+        _Alignas(64) atomic_int arrived;    /* threads at the current barrier */
+        atomic_uint passed;                 /* barriers passed (moves when the last arrives) */
+    } bar;
 };
 
 typedef struct worker_arg {
@@ -71,7 +75,11 @@ static void *worker_main(void *arg)
 
 pool *pool_new(int n_threads)
 {
-    pool *p = calloc(1, sizeof *p);
+    pool *p = NULL;
+    if (posix_memalign((void **)&p, 64, sizeof *p) != 0)    /* the barrier's line aligned */
+        p = NULL;
+    if (p)
+        memset(p, 0, sizeof *p);
     if (!p) {
         log_error("thread pool: out of memory");
         return NULL;
@@ -144,6 +152,24 @@ void pool_run(pool *p, pool_fn fn, void *ctx)
     fn(ctx, 0, p->n);
     int spins = 0;
     while (atomic_load(&p->pending) > 0) {
+        cpu_relax();
+        if ((++spins & 255) == 0)
+            sched_yield();
+    }
+}
+
+void pool_barrier(pool *p)
+{
+    if (p->n == 1)
+        return;
+    unsigned g = atomic_load(&p->bar.passed);
+    if (atomic_fetch_add(&p->bar.arrived, 1) == p->n - 1) {
+        atomic_store(&p->bar.arrived, 0);       /* before the others can arrive at the next one */
+        atomic_fetch_add(&p->bar.passed, 1);
+        return;
+    }
+    int spins = 0;
+    while (atomic_load(&p->bar.passed) == g) {
         cpu_relax();
         if ((++spins & 255) == 0)
             sched_yield();

@@ -18,6 +18,13 @@ void  pool_free(pool *p);
  * Not reentrant: one caller thread at a time. */
 void  pool_run(pool *p, pool_fn fn, void *ctx);
 
+/* Inside a job, on every one of its threads: returns once all of them
+ * have called it (the next stage reads what the others wrote).  Cheaper
+ * than ending the job and starting another: each thread spins on one
+ * counter (yielding now and then), and nothing is handed over.  A job
+ * that calls it must call it the same number of times on every thread. */
+void  pool_barrier(pool *p);
+
 /* [lo, hi) of the I-th of N near-equal parts of [0, total), rounded to multiples of ALIGN. */
 void  pool_split(int total, int i, int n, int align, int *lo, int *hi);
 
