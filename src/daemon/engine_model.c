@@ -132,6 +132,17 @@ static int me_prepare(void *state, double at, const cont_spec *spec)
     return 0;
 }
 
+/* The odds after the last id heard, the release: the logits of what the
+ * model expects the player to play next. */
+static int me_odds(void *state, double at, turn_odds *out)
+{
+    model_engine *e = state;
+    if (drop(e) < 0 || continuation_hear_until(&e->cont, at) < 0)
+        return -1;
+    turn_odds_read(out, e->v, continuation_model_state(&e->cont)->logits);
+    return 0;
+}
+
 static int me_think(void *state)
 {
     model_engine *e = state;
@@ -238,5 +249,6 @@ static const engine_ops model_ops = {
     .replay = me_replay,
     .prepare = me_prepare,
     .think = me_think,
+    .odds = me_odds,
 };
 const engine_ops *const engine_model = &model_ops;
