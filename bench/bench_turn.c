@@ -31,7 +31,8 @@
 #define PREPARE_S   0.030   /* serve asks for the verdict this long into a silence (live.c) */
 #define END_S       2.0     /* a silence this long is a real end */
 #define BARGE_S     2.0     /* a note this soon after an answer's start: it barged in */
-#define N_CTX       512     /* serve's context (context_events, capped by the model's) */
+#define N_CTX       512
+#define PACE_NOTES  8       /* the phrase's pace: the mean time between its last onsets */     /* serve's context (context_events, capped by the model's) */
 #define FILE_MAGIC  0x6e727574u /* "turn" */
 
 /* One silence as serve's timer sees it: from a message that left nothing
@@ -44,6 +45,8 @@ typedef struct silence {
     double  quiet_start;    /* s: when nothing sounded any more (the last release) */
     double  quiet_end;      /* s: the next note-on or pedal down (INFINITY: none) */
     double  next_note;      /* s: the next note-on (INFINITY: none) */
+    float   ioi;            /* s: the mean time between the last PACE_NOTES note-ons */
+    float   last_len;       /* s: from the last note-on to the silence */
     float   survive[TURN_MAX_STEPS + 1];    /* turn_odds.survive at the prepare */
 } silence;
 
@@ -109,6 +112,7 @@ typedef struct player {
     uint8_t down[128];
     int     held, pedal, notes;
     double  last, quiet_start;
+    double  onset[PACE_NOTES];  /* the last note-ons' times, a ring */
     int     first_of_quiet;     /* store index of the quiet stretch's first silence, -1 */
 } player;
 
@@ -123,6 +127,10 @@ static int keep_silence(store *st, continuation *c, const vocab *v, const player
     turn_odds_read(&o, v, continuation_model_state(c)->logits);
     silence x = { .perf = perf, .notes = p->notes, .start = p->last, .next = next,
                   .quiet_start = p->quiet_start, .quiet_end = INFINITY, .next_note = INFINITY };
+    int n = p->notes < PACE_NOTES ? p->notes : PACE_NOTES;
+    double newest = p->onset[(p->notes - 1) % PACE_NOTES], oldest = p->onset[(p->notes - n) % PACE_NOTES];
+    x.ioi = n > 1 ? (float)((newest - oldest) / (n - 1)) : 0;
+    x.last_len = (float)(p->last - newest);
     for (int k = 0; k <= TURN_MAX_STEPS; k++)
         x.survive[k] = (float)o.survive[k];
     st->steps = o.steps;
@@ -138,6 +146,7 @@ static void player_take(player *p, store *st, const smf_event *e)
     if (is_note_on(e)) {
         p->held += !p->down[e->data1];
         p->down[e->data1] = 1;
+        p->onset[p->notes % PACE_NOTES] = e->time;
         p->notes++;
     } else if (is_note_off(e)) {
         p->held -= p->down[e->data1];
@@ -344,7 +353,7 @@ static int read_store(store *st, const char *path)
 typedef struct outcome {
     double *delay;          /* ms from the last release to the answer, at each real end */
     int     n_delay;        /* real ends answered */
-    int     ends, unanswered, barge_ins, answers, pauses;
+    int     ends, ends_final, unanswered, barge_ins, answers, pauses;
     double  minutes;
 } outcome;
 
@@ -375,6 +384,7 @@ static void evaluate(const store *st, const turn_rule *r, outcome *out)
         int real_end = x->quiet_end - x->quiet_start >= END_S;
         if (new_quiet) {
             out->ends += real_end;
+            out->ends_final += x->quiet_end == INFINITY;
             out->pauses += !real_end && x->quiet_end < INFINITY;
             last_perf = x->perf;
             last_quiet = x->quiet_start;
@@ -426,8 +436,10 @@ static void print_row(const char *name, const outcome *o)
 static void print_head(const store *st, const outcome *o)
 {
     printf("%d performances, %.1f min of playing, %d silences over %.0f ms (nothing held, pedal up): "
-           "%d real ends (%d at a performance's end, the rest silences of %.0f s or more), %d pauses\n\n",
-           st->n_perf, o->minutes, st->n, PREPARE_S * 1000, o->ends, st->n_perf, END_S, o->pauses);
+           "%d real ends (%d at a performance's end, the rest silences of %.0f s or more; %d performances end "
+           "with a key or the pedal held: no silence), %d pauses, %d real ends unanswered\n\n",
+           st->n_perf, o->minutes, st->n, PREPARE_S * 1000, o->ends, o->ends_final, END_S,
+           st->n_perf - o->ends_final, o->pauses, o->unanswered);
     printf("| rule                         | ends  | median | p90    | barge-ins | per min | answers |\n");
     printf("|------------------------------|-------|--------|--------|---------|--------|---------|\n");
 }
