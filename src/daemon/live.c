@@ -57,6 +57,8 @@ static void begin_live(service *sv, const gen_cmd *c, const timeline *tl, int du
     memset(lc->last_off, 0, sizeof lc->last_off);
     lc->first_note_pending = 1;
     lc->n_received = 0;
+    lc->release_ns = 0;
+    lc->barge_open = 0;
     sv->responses++;
 }
 
@@ -321,10 +323,14 @@ int64_t live_hold_wake(const service *sv, int64_t wake)
 /* A phrase ended: it is answered, if the transport lets it. */
 static void answer_phrase(service *sv, int64_t now)
 {
+    int64_t release = sv->phrase.last_activity;
     phrase_end(&sv->phrase);
     live_stop(sv, now);
-    if (timeline_playing(sv))
+    if (timeline_playing(sv)) {
         live_start(sv, now, 0);
+        sv->cont.release_ns = release;      /* for ctl status: the answer's delay, barge-ins */
+        sv->cont.barge_open = 1;
+    }
     else if (sv->cfg.sync == SYNC_LINK)
         log_info("phrase not answered: the Link session is stopped (sync = link, link_start_stop)");
     else if (sv->transport.clocks == 0 && sv->transport.starts == 0)
