@@ -8,6 +8,9 @@
  *       the odds of the next event are kept, with where the silence ends, in OUT
  *   bench_turn table FILE... [--rest X] [--min-ms MS] [--silence-ms MS] [--grid]
  *       the table for the rules, from those files (no model: quick enough to tune)
+ *   bench_turn answers MIDI [--model PATH] [--silence-ms MS]
+ *       one performance heard and judged by the shipped rule (auto): when each answer
+ *       starts (for tests/model/test_phrase_end_live.py, which plays it into serve)
  *
  * A real end: the end of a performance, or a silence (nothing held, pedal up) of 2 s or
  * more; a pause: one shorter, ended by a note.  An answer starts when the rule's deadline
@@ -489,6 +492,43 @@ static int cmd_table(int argc, char **argv)
     return 0;
 }
 
+/* One file, the shipped rule: each answer's start and delay, and a summary. */
+static int cmd_answers(int argc, char **argv)
+{
+    const char *model_path = NULL;
+    turn_rule r = { .rest = TURN_REST_DEFAULT, .min_ms = TURN_MIN_MS_DEFAULT, .max_ms = 800 };
+    for (int i = 3; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--model") == 0)
+            model_path = argv[i + 1];
+        else if (strcmp(argv[i], "--silence-ms") == 0)
+            r.max_ms = atoi(argv[i + 1]);
+        else
+            return 2;
+    }
+    model m;
+    const vocab *v;
+    smf f;
+    store st;
+    memset(&st, 0, sizeof st);
+    if (smf_read_file(argv[2], &f) < 0 || model_open(&m, model_path, &v) != 0
+        || hear_performance(&st, &m, v, &f, 0) < 0)
+        return 1;
+    int answers = 0, barge_ins = 0, notes = -1;
+    for (int i = 0; i < st.n; i++) {
+        const silence *x = &st.s[i];
+        double at = x->notes == notes ? INFINITY : answer_at(&st, x, &r);
+        if (at == INFINITY)
+            continue;
+        notes = x->notes;
+        answers++;
+        barge_ins += x->next_note - at < BARGE_S;
+        printf("answer %d at %.3f s: %.0f ms after the release at %.3f s%s\n", answers, at,
+               (at - x->quiet_start) * 1000, x->quiet_start, x->next_note - at < BARGE_S ? " (barge-in)" : "");
+    }
+    printf("answers=%d barge_ins=%d\n", answers, barge_ins);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int rc = 2;
@@ -497,8 +537,11 @@ int main(int argc, char **argv)
         rc = cmd_odds(argc, argv);
     else if (argc > 2 && strcmp(argv[1], "table") == 0)
         rc = cmd_table(argc, argv);
+    else if (argc > 2 && strcmp(argv[1], "answers") == 0)
+        rc = cmd_answers(argc, argv);
     if (rc == 2)
         fprintf(stderr, "usage: bench_turn odds ROOT SPLIT.tsv SPLIT OUT [--part I/N] [--every K] [--model PATH]\n"
-                        "       bench_turn table FILE... [--rest X] [--min-ms MS] [--silence-ms MS] [--grid]\n");
+                        "       bench_turn table FILE... [--rest X] [--min-ms MS] [--silence-ms MS] [--grid]\n"
+                        "       bench_turn answers MIDI [--model PATH] [--silence-ms MS]\n");
     return rc;
 }
