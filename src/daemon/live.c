@@ -80,6 +80,8 @@ static int start_at(service *sv, int64_t now, int reroll, double at)
     gen_cmd c;
     live_command(sv, &c, reroll ? GEN_REROLL : GEN_RESPOND);
     c.at = at;
+    c.spec.answer_now = !reroll && sv->cont.answer_now;
+    sv->cont.answer_now = 0;
     int duet = !reroll && duet_on(sv);
     timeline tl = timeline_plan(sv, now, duet);
     if (tl.end != INT64_MAX)
@@ -324,6 +326,7 @@ int64_t live_hold_wake(const service *sv, int64_t wake)
 static void answer_phrase(service *sv, int64_t now)
 {
     int64_t release = sv->phrase.last_activity;
+    sv->cont.answer_now = now < release + (int64_t)sv->cfg.phrase_silence_ms * 1000000;     /* judged early */
     phrase_end(&sv->phrase);
     live_stop(sv, now);
     if (timeline_playing(sv)) {

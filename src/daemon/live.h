@@ -51,6 +51,8 @@ typedef struct live_cont {
     int64_t  release_ns;            /* the answered phrase's last release, ns, when silence
                                        or a verdict ended it (answer delay); 0: none */
     int      barge_open;            /* its answer may yet be barged into (BARGE_IN_NS) */
+    int      answer_now;            /* the phrase ending now was judged ended early: its
+                                       answer is chosen at once (cont_spec.answer_now) */
 } live_cont;
 
 /* All of these run on the loop thread: it alone owns live_cont, and the
