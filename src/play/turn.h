@@ -27,7 +27,7 @@ typedef struct turn_rule {
 } turn_rule;
 
 /* The rule tuned on ASAP's train split (bench/bench_turn.c, docs/REALISM.md). */
-#define TURN_REST_DEFAULT   0.5
+#define TURN_REST_DEFAULT   0.6
 #define TURN_MIN_MS_DEFAULT 100
 
 /* The odds O of the next event from LOGITS (V's ids: raw, no mask, after
