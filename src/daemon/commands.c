@@ -49,6 +49,22 @@ static void status_knobs(const config *c, char *reply, size_t len)
     }
 }
 
+/* The phrase end: how it is decided, the answers' delay from the player's
+ * last release to their first note (phrases ended by silence or a
+ * verdict), the verdicts taken (sooner than the silence rule), the
+ * barge-ins (the player played within 2 s of such an answer's start). */
+static void status_turn(service *sv, int64_t *tmp, char *reply, size_t len)
+{
+    char delay[256], how[16];
+    size_t d = sv->n_delay < LAT_SAMPLES ? sv->n_delay : LAT_SAMPLES, used = strlen(reply);
+    memcpy(tmp, sv->delay_ns, d * sizeof *tmp);
+    percentiles(delay, sizeof delay, "answer_delay_ms", tmp, d, 1e6);
+    if (used < len)
+        snprintf(reply + used, len - used, " phrase_end=%s%s judged=%" PRIu64 " judged_early=%" PRIu64
+                 " barge_ins=%" PRIu64, config_format(&sv->cfg, config_find("phrase_end"), how, sizeof how), delay,
+                 sv->cont.judged, sv->cont.judged_early, sv->barge_ins);
+}
+
 static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t len)
 {
     static int64_t tmp[SCHED_LATE_SAMPLES];
@@ -103,6 +119,7 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
     } else if (used < len) {
         snprintf(reply + used, len - used, " link=off");
     }
+    status_turn(sv, tmp, reply, len);
     status_knobs(&sv->cfg, reply, len);
     service_describe_outputs(sv, reply, len);
 }

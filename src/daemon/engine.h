@@ -7,6 +7,7 @@
 #include "daemon/options.h"
 #include "midi/smf.h"
 #include "play/continuation.h"
+#include "play/turn.h"
 
 /* An engine: a const table entry; all calls come from the generator thread.
  * open:     loads what CFG names into *STATE; logs and returns -1 on error.
@@ -41,7 +42,11 @@
  *           listen that the context takes (the player plays on) drops them.
  * think:    (may be NULL) one step of the prepared candidates (one batched
  *           decode of all): 1 while there is more to think, 0 when there is
- *           none (none prepared, or all at their end), -1 on error. */
+ *           none (none prepared, or all at their end), -1 on error.
+ * odds:     (may be NULL: the silence rule alone) the model's odds of the
+ *           player's next event after the phrase heard up to session time
+ *           AT (nothing held, the pedal up), into OUT (play/turn.h); called
+ *           before prepare, on the same silence; 0, or -1 on error. */
 typedef struct engine_ops {
     const char *name;
     int  (*open)(void **state, const config *cfg);
@@ -58,6 +63,7 @@ typedef struct engine_ops {
     int  (*replay)(void *state, double at, const cont_event *ev, int n);
     int  (*prepare)(void *state, double at, const cont_spec *spec);
     int  (*think)(void *state);
+    int  (*odds)(void *state, double at, turn_odds *out);
 } engine_ops;
 
 /* "echo": answers with the player's last phrase a fifth up, at its timing

@@ -132,6 +132,17 @@ static int me_prepare(void *state, double at, const cont_spec *spec)
     return 0;
 }
 
+/* The odds after the last id heard, the release: the logits of what the
+ * model expects the player to play next. */
+static int me_odds(void *state, double at, turn_odds *out)
+{
+    model_engine *e = state;
+    if (drop(e) < 0 || continuation_hear_until(&e->cont, at) < 0)
+        return -1;
+    turn_odds_read(out, e->v, continuation_model_state(&e->cont)->logits);
+    return 0;
+}
+
 static int me_think(void *state)
 {
     model_engine *e = state;
@@ -163,7 +174,9 @@ static int me_hear_until(void *state, double t)
 
 /* Thinking left when the answer is due: the candidates are thought to
  * their end (so the one played is the one `continue --candidates` picks),
- * for at most this long after a silence that was too short for them. */
+ * for at most this long after a silence that was too short for them; none
+ * after a phrase judged ended early (spec.answer_now: the first note within
+ * a decode step of the verdict, the best of the candidates as they stand). */
 #define FINISH_S 0.2
 
 /* The prepared candidates stepped to their end, or for BUDGET seconds;
@@ -187,7 +200,7 @@ static int me_begin(void *state, double at, const cont_spec *spec)
 {
     model_engine *e = state;
     if (e->prepared && same_answer(&e->prep, spec))
-        return play_best(e, spec, FINISH_S);
+        return play_best(e, spec, spec->answer_now ? 0 : FINISH_S);
     if (drop(e) < 0)
         return -1;
     if (spec->play.candidates <= 1 || spec->duet)
@@ -238,5 +251,6 @@ static const engine_ops model_ops = {
     .replay = me_replay,
     .prepare = me_prepare,
     .think = me_think,
+    .odds = me_odds,
 };
 const engine_ops *const engine_model = &model_ops;

@@ -74,7 +74,7 @@ static void start_continuation(generator *g, gen_run *r, const gen_cmd *c)
     r->generating = e->begin(g->state, c->at, &c->spec) == 0;
     if (!r->generating) {
         gen_failed(g);
-        gen_out o = { c->id, 1, { 0, 0, 0, 0 } };
+        gen_out o = { .id = c->id, .done = 1 };
         push_out(g, &o);
     }
     r->cur = c->id;
@@ -82,6 +82,29 @@ static void start_continuation(generator *g, gen_run *r, const gen_cmd *c)
     r->at = c->at;
     r->start_ns = c->start_ns;
     r->have_held = 0;
+}
+
+/* GEN_PREPARE: the verdict on the silence (phrase_end = auto), sent back
+ * first (it is cheap: the logits are there), then the candidates. */
+static void prepare(generator *g, gen_run *r, const gen_cmd *c)
+{
+    const engine_ops *e = g->engine;
+    if (c->turn.max_ms > 0 && e->odds) {
+        turn_odds o;
+        if (e->odds(g->state, c->at, &o) < 0) {
+            gen_failed(g);
+        } else {
+            gen_out v = { .id = c->id, .turn = 1 };
+            v.ev.time = turn_verdict(&o, &c->turn) / 1000.0;
+            push_out(g, &v);
+        }
+    }
+    if (e->prepare && e->think) {
+        if (e->prepare(g->state, c->at, &c->spec) < 0)
+            gen_failed(g);
+        else
+            r->thinking = 1;
+    }
 }
 
 /* Runs the commands waiting in the ring; 1 when told to quit. */
@@ -114,12 +137,8 @@ static int run_commands(generator *g, gen_run *r)
             start_continuation(g, r, &c);
             break;
         case GEN_PREPARE:
-            if (!r->generating && e->prepare && e->think) {
-                if (e->prepare(g->state, c.at, &c.spec) < 0)
-                    gen_failed(g);
-                else
-                    r->thinking = 1;
-            }
+            if (!r->generating)
+                prepare(g, r, &c);
             break;
         case GEN_REPLAY:
             if (r->generating)
@@ -154,7 +173,7 @@ static void release_held(generator *g, gen_run *r)
 static void generate_one(generator *g, gen_run *r)
 {
     const engine_ops *e = g->engine;
-    gen_out o = { r->cur, 0, { 0, 0, 0, 0 } };
+    gen_out o = { .id = r->cur };
     /* a duet: what the player played until a moment ago is in the context
      * (5 ms back, so a message the loop stamped just before is not late) */
     if (r->duet && e->hear_until

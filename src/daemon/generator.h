@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "daemon/engine.h"
+#include "play/turn.h"
 #include "util/ring.h"
 #include "util/log.h"
 
@@ -18,13 +19,14 @@ typedef enum gen_cmd_kind {
     GEN_REPLAY,     /* a take's events (replay, n_replay) enter the context from `at`
                        as the model's playing; the thread frees replay */
     GEN_PREPARE,    /* the phrase up to `at` may have ended: think over the candidate
-                       answers of `spec` (the spec its GEN_RESPOND will carry) */
+                       answers of `spec` (the spec its GEN_RESPOND will carry), and
+                       with turn.max_ms > 0 judge when it ends (a verdict back) */
     GEN_QUIT,
 } gen_cmd_kind;
 
 typedef struct gen_cmd {
     gen_cmd_kind kind;
-    uint32_t  id;           /* continuation id (RESPOND, REROLL) */
+    uint32_t  id;           /* continuation id (RESPOND, REROLL); PREPARE: its verdict's */
     double    at;
     smf_event heard;        /* LISTEN: the message, at session time heard.time */
     cont_spec spec;         /* RESPOND, REROLL, PREPARE: how it is played, its length; with
@@ -33,17 +35,22 @@ typedef struct gen_cmd {
                                further than DUET_AHEAD_S ahead of its time line
                                on CLOCK_MONOTONIC */
     int64_t   start_ns;     /* RESPOND with a duet: CLOCK_MONOTONIC of its time 0 */
+    turn_rule turn;         /* PREPARE: how the phrase end is judged (max_ms 0: it is not) */
     cont_event *replay;     /* REPLAY: a copy of the take's events (malloc'd; the thread frees it) */
     int       n_replay;
 } gen_cmd;
 
 #define DUET_AHEAD_S 0.25   /* duet: how far ahead of the music the model samples */
 
-/* What the generator sends back: an event of continuation `id`, or its end. */
+/* What the generator sends back: an event of continuation `id`, or its
+ * end; or (turn) the verdict on the silence of GEN_PREPARE `id`. */
 typedef struct gen_out {
     uint32_t  id;
     uint8_t   done;         /* 1: continuation `id` has no more events */
-    cont_event ev;          /* time from the continuation's first note */
+    cont_event ev;          /* time from the continuation's first note; turn: ev.time is
+                               when the phrase ends, seconds after its last release
+                               (turn_verdict, at most turn.max_ms) */
+    uint8_t   turn;         /* 1: a verdict, not an event */
 } gen_out;
 
 /* The thread and its two rings.  Data crosses only through the rings

@@ -57,6 +57,8 @@ static void begin_live(service *sv, const gen_cmd *c, const timeline *tl, int du
     memset(lc->last_off, 0, sizeof lc->last_off);
     lc->first_note_pending = 1;
     lc->n_received = 0;
+    lc->release_ns = 0;
+    lc->barge_open = 0;
     sv->responses++;
 }
 
@@ -78,6 +80,8 @@ static int start_at(service *sv, int64_t now, int reroll, double at)
     gen_cmd c;
     live_command(sv, &c, reroll ? GEN_REROLL : GEN_RESPOND);
     c.at = at;
+    c.spec.answer_now = !reroll && sv->cont.answer_now;
+    sv->cont.answer_now = 0;
     int duet = !reroll && duet_on(sv);
     timeline tl = timeline_plan(sv, now, duet);
     if (tl.end != INT64_MAX)
@@ -229,12 +233,32 @@ static void place_event(service *sv, const cont_event *e, int thin)
     scheduler_push(&sv->sched, due, &m);
 }
 
+/* The generator's verdict on a silence: the phrase ends then, unless the
+ * player has played since (phrase_judge) or a later silence's verdict is
+ * awaited. */
+static void take_verdict(service *sv, const gen_out *o)
+{
+    live_cont *c = &sv->cont;
+    if (o->id != c->prepare_id || sv->cfg.phrase_end != PHRASE_END_AUTO)
+        return;
+    int64_t end = c->prepared_for + (int64_t)(o->ev.time * NS + 0.5);
+    phrase_judge(&sv->phrase, c->prepared_for, end);
+    if (sv->phrase.judged_for == c->prepared_for && sv->phrase.judged_end == end) {
+        c->judged++;
+        c->judged_early += o->ev.time * 1000 < sv->cfg.phrase_silence_ms - 0.5;
+    }
+}
+
 void live_receive(service *sv)
 {
     live_cont *c = &sv->cont;
     gen_out o;
     generator_ack_wake(&sv->gen);
     while (generator_receive(&sv->gen, &o)) {
+        if (o.turn) {
+            take_verdict(sv, &o);
+            continue;
+        }
         if (o.id != c->id || c->id == 0)
             continue;           /* from a continuation that was stopped */
         if (o.done) {
@@ -301,10 +325,15 @@ int64_t live_hold_wake(const service *sv, int64_t wake)
 /* A phrase ended: it is answered, if the transport lets it. */
 static void answer_phrase(service *sv, int64_t now)
 {
+    int64_t release = sv->phrase.last_activity;
+    sv->cont.answer_now = now < release + (int64_t)sv->cfg.phrase_silence_ms * 1000000;     /* judged early */
     phrase_end(&sv->phrase);
     live_stop(sv, now);
-    if (timeline_playing(sv))
+    if (timeline_playing(sv)) {
         live_start(sv, now, 0);
+        sv->cont.release_ns = release;      /* for ctl status: the answer's delay, barge-ins */
+        sv->cont.barge_open = 1;
+    }
     else if (sv->cfg.sync == SYNC_LINK)
         log_info("phrase not answered: the Link session is stopped (sync = link, link_start_stop)");
     else if (sv->transport.clocks == 0 && sv->transport.starts == 0)
@@ -321,12 +350,18 @@ static void answer_phrase(service *sv, int64_t now)
 #define PREPARE_AFTER_NS (30 * 1000000LL)
 
 /* The phrase may have ended: the generator thinks over the candidate
- * answers of the spec its GEN_RESPOND will carry (the next id's seed). */
+ * answers of the spec its GEN_RESPOND will carry (the next id's seed), and
+ * with phrase_end = auto judges when the phrase ends (a verdict back:
+ * take_verdict). */
 static void prepare_answer(service *sv, int64_t now)
 {
     gen_cmd c;
     memset(&c, 0, sizeof c);
     c.kind = GEN_PREPARE;
+    c.id = ++sv->cont.prepare_id;
+    if (sv->cfg.phrase_end == PHRASE_END_AUTO)
+        c.turn = (turn_rule){ .rest = TURN_REST_DEFAULT, .min_ms = TURN_MIN_MS_DEFAULT,
+                              .max_ms = sv->cfg.phrase_silence_ms };
     uint32_t id = sv->cont.next_id + 1 ? sv->cont.next_id + 1 : 1;
     config_spec(&sv->cfg, sv->seed + id, &c.spec);
     c.at = session_time(sv, now);
@@ -335,11 +370,11 @@ static void prepare_answer(service *sv, int64_t now)
         sv->cont.prepared++;
 }
 
-/* Before a phrase's deadline: its candidates, once, PREPARE_AFTER_NS into
- * its silence; *WAKE for that moment. */
+/* Before a phrase's deadline: its candidates and its verdict, once,
+ * PREPARE_AFTER_NS into its silence; *WAKE for that moment. */
 static void prepare_due(service *sv, int64_t now, int64_t *wake)
 {
-    if (sv->cfg.play.candidates <= 1 || !timeline_playing(sv)
+    if ((sv->cfg.play.candidates <= 1 && sv->cfg.phrase_end != PHRASE_END_AUTO) || !timeline_playing(sv)
         || phrase_deadline(&sv->phrase, &sv->cfg) == INT64_MAX || sv->cont.prepared_for == sv->phrase.last_activity)
         return;
     int64_t at = sv->phrase.last_activity + PREPARE_AFTER_NS;

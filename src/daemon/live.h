@@ -42,8 +42,17 @@ typedef struct live_cont {
     struct take *take;              /* its take, being recorded (borrowed: a slot of the takes) */
     unsigned replay_next;           /* `replay N next`: the next phrase is answered with take N */
     int64_t  prepared_for;          /* the phrase (its last activity, ns) whose candidate
-                                       answers were asked for (candidates > 1); 0: none */
-    uint64_t prepared;              /* candidate answers asked for, in all */
+                                       answers (candidates > 1) or verdict (phrase_end =
+                                       auto) were asked for; 0: none */
+    uint64_t prepared;              /* prepares asked for, in all */
+    uint32_t prepare_id;            /* the last GEN_PREPARE's id: its verdict comes back
+                                       with it */
+    uint64_t judged, judged_early;  /* verdicts taken; of them, sooner than the silence rule */
+    int64_t  release_ns;            /* the answered phrase's last release, ns, when silence
+                                       or a verdict ended it (answer delay); 0: none */
+    int      barge_open;            /* its answer may yet be barged into (BARGE_IN_NS) */
+    int      answer_now;            /* the phrase ending now was judged ended early: its
+                                       answer is chosen at once (cont_spec.answer_now) */
 } live_cont;
 
 /* All of these run on the loop thread: it alone owns live_cont, and the

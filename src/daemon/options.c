@@ -135,7 +135,17 @@ const option_def config_options[] = {
       .help = "Control socket; empty: $XDG_RUNTIME_DIR/continuo/ctl." },
     { .name = "phrase_silence_ms", .type = OPT_INT, .default_value = "800", .min = 50, .max = 10000,
       .apply = LIVE, .offset = OFF(phrase_silence_ms),
-      .help = "Silence (nothing held, pedal up) that ends the player's phrase, in ms." },
+      .help = "Silence (nothing held, pedal up) that ends the player's phrase, in ms;\n"
+              "with phrase_end = auto, the longest it waits." },
+    { .name = "phrase_end", .type = OPT_ENUM, .default_value = "silence", .choices = "silence|auto",
+      .apply = LIVE, .offset = OFF(phrase_end),
+      .help = "How the end of the player's phrase is decided.  silence: after\n"
+              "phrase_silence_ms of silence (nothing held, pedal up).  auto: 30 ms into\n"
+              "each silence the model judges from its odds of the player's next note\n"
+              "whether the music has come to rest (a cadence: the answer comes as soon\n"
+              "as 100 ms after the release; a breath in a run: it waits), and\n"
+              "phrase_silence_ms is the latest it waits.  The hand-over controller\n"
+              "answers at once either way." },
     { .name = "held_note_timeout_ms", .type = OPT_INT, .default_value = "30000", .min = 0, .max = 3600000,
       .apply = LIVE, .offset = OFF(held_note_timeout_ms),
       .help = "A player's key held longer than this, in ms, counts as released (its\n"

@@ -26,6 +26,8 @@ typedef enum { SYNC_FREE, SYNC_CLOCK, SYNC_LINK } sync_kind;
 /* Where an answer's first note falls (with sync = clock). */
 typedef enum { START_NOW, START_BEAT, START_BAR } response_start_kind;
 /* The grid the model's onsets are moved toward (with sync = clock). */
+/* How the player's phrase end is decided (phrase.h, play/turn.h). */
+typedef enum { PHRASE_END_SILENCE, PHRASE_END_AUTO } phrase_end_kind;
 /* Call and response, or playing along all the time. */
 typedef enum { MODE_CALL, MODE_DUET } mode_kind;
 typedef enum { QUANTIZE_OFF, QUANTIZE_8, QUANTIZE_16, QUANTIZE_8T, QUANTIZE_16T } quantize_kind;
@@ -49,6 +51,7 @@ typedef struct config {
     double journal_max_mb, journal_max_days;   /* the folder's bounds; 0: none */
     char   control_socket[CONFIG_STR_MAX]; /* "" = $XDG_RUNTIME_DIR/continuo/ctl */
     int    phrase_silence_ms;
+    int    phrase_end;                     /* phrase_end_kind */
     int    held_note_timeout_ms;           /* a key held longer is taken as released; 0 = never */
     double response_seconds;
     int    response_events;

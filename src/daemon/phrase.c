@@ -59,8 +59,12 @@ int phrase_input(phrase *p, const config *cfg, const midi_msg *m, int64_t now, p
     if (type != 0xB0)
         return 0;
     if (key == 64) {
-        p->pedal_down = val >= 64;
-        p->last_activity = now;
+        /* only a press or a lift: a half-pedal's values on either side of
+         * 64 are no playing, and would hold the phrase end back */
+        if ((val >= 64) != p->pedal_down) {
+            p->pedal_down = val >= 64;
+            p->last_activity = now;
+        }
         return PHRASE_HEAR;
     }
     return control_change(cfg, key, val, out);
@@ -97,7 +101,18 @@ int64_t phrase_deadline(const phrase *p, const config *cfg)
 {
     if (p->notes_in_phrase == 0 || p->keys_held > 0 || p->pedal_down)
         return INT64_MAX;
-    return p->last_activity + (int64_t)cfg->phrase_silence_ms * 1000000;
+    int64_t at = p->last_activity + (int64_t)cfg->phrase_silence_ms * 1000000;
+    if (cfg->phrase_end == PHRASE_END_AUTO && p->judged_for == p->last_activity && p->judged_end < at)
+        return p->judged_end;
+    return at;
+}
+
+void phrase_judge(phrase *p, int64_t silence_from, int64_t end)
+{
+    if (silence_from != p->last_activity)
+        return;             /* the player played on: a verdict on a silence that is over */
+    p->judged_for = silence_from;
+    p->judged_end = end;
 }
 
 void phrase_end(phrase *p)

@@ -28,7 +28,10 @@ typedef struct phrase {
     int     keys_held;
     int     pedal_down;
     int     notes_in_phrase;    /* note-ons since the last phrase end */
-    int64_t last_activity;      /* ns, CLOCK_MONOTONIC */
+    int64_t last_activity;      /* ns, CLOCK_MONOTONIC: the last note on or off, pedal
+                                   press or lift */
+    int64_t judged_for;         /* ns: the silence (its last_activity) judged over ... */
+    int64_t judged_end;         /* ... at this moment (phrase_judge; phrase_end = auto) */
     int64_t key_down_at[128];   /* ns: when each held key was struck */
     uint64_t phrases;           /* phrases ended so far */
 } phrase;
@@ -60,8 +63,16 @@ typedef struct phrase_changes {
 int phrase_input(phrase *p, const config *cfg, const midi_msg *m, int64_t now, phrase_changes *out);
 
 /* When the phrase ends if nothing else comes: ns, or INT64_MAX when it
- * cannot end yet (no note since the last end, a key or the pedal held). */
+ * cannot end yet (no note since the last end, a key or the pedal held):
+ * cfg->phrase_silence_ms into the silence, or (phrase_end = auto) when it
+ * was judged ended, if sooner. */
 int64_t phrase_deadline(const phrase *p, const config *cfg);
+
+/* The silence that began at SILENCE_FROM (ns: the last_activity it was
+ * judged on) is judged ended at END (ns; play/turn.h's verdict, which the
+ * generator computes from the model's odds): phrase_deadline ends the
+ * phrase then.  Nothing when the player has played since. */
+void phrase_judge(phrase *p, int64_t silence_from, int64_t end);
 
 /* When the longest-held key will have been held cfg->held_note_timeout_ms
  * (its note-off taken as lost): ns, or INT64_MAX (no key held, or the

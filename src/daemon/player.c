@@ -66,6 +66,9 @@ void service_input(service *sv, const midi_msg *m, int64_t now, int64_t at)
     set_from_controller(sv, &asked);
     if (act & PHRASE_NOTE_ON) {
         sv->notes_in++;
+        if (sv->cont.barge_open && now - sv->cont.phrase_end_ns < BARGE_IN_NS)
+            sv->barge_ins++;            /* the phrase had not ended: the player plays on */
+        sv->cont.barge_open = 0;
         if (service_responding(sv) && !sv->cont.duet) {   /* the player came back: the model stops */
             sv->interrupted++;
             live_stop(sv, now);

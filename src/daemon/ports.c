@@ -177,6 +177,8 @@ void service_emit_model(void *user, const midi_msg *m, int64_t now)
         if (sv->cont.first_note_pending) {
             sv->cont.first_note_pending = 0;
             sv->lat_ns[sv->n_lat++ % LAT_SAMPLES] = now - sv->cont.phrase_end_ns;
+            if (sv->cont.release_ns)
+                sv->delay_ns[sv->n_delay++ % LAT_SAMPLES] = now - sv->cont.release_ns;
         }
     }
 }

@@ -22,6 +22,7 @@
 #define MAX_POLL      (3 + CONTROL_MAX_CLIENTS + 1 + MAX_PORTS * 4)
 #define SCHED_CAP     16384
 #define LAT_SAMPLES   1024
+#define BARGE_IN_NS   2000000000LL  /* a note this soon after an answer's start: it barged in */
 #define NS            1000000000LL
 
 /* Everything the service owns; one instance (static storage in daemon_run). */
@@ -49,6 +50,11 @@ typedef struct service {
     takes        takes;             /* the last answers, to play again (takes.h) */
     int64_t      lat_ns[LAT_SAMPLES];   /* phrase end -> first note, last ones */
     uint64_t     n_lat;
+    int64_t      delay_ns[LAT_SAMPLES]; /* the player's last release -> first note, of the
+                                           phrases that silence or a verdict ended */
+    uint64_t     n_delay;
+    uint64_t     barge_ins;         /* the player played within BARGE_IN_NS of such an
+                                       answer's start */
     /* watchdog */
     int64_t      watchdog_ns, next_watchdog;
     int          stalled;           /* the generator is stalled: no pings */

@@ -45,7 +45,7 @@ if not model:
                         model, "--layers", "6", "--d-model", "512", "--heads", "8", "--d-ff", "2048",
                         "--max-rel", "1024", "--context", "1024", "--dtype", args.dtype], check=True)
 
-settings = ["model=" + model, "phrase_silence_ms=200", "response_seconds=1",
+settings = ["model=" + model, "phrase_end=silence", "phrase_silence_ms=200", "response_seconds=1",
             "lookahead_ms=%d" % args.lookahead, "seed=7"] + (["memory=" + args.memory] if args.memory else []) \
     + args.set
 sv = servetest.Service(*settings, output="none")

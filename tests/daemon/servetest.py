@@ -88,8 +88,10 @@ class Service:
         self.env.pop("STATE_DIRECTORY", None)
         if env_extra:
             self.env.update(env_extra)
-        args = [CONTINUO, "serve", "--set", "model=echo", "--set", "input=fifo:" + self.fifo_in,
-                "--set", "output=" + output]
+        # phrase_end = silence: the tests time their phrases by phrase_silence_ms
+        # (a test of the judged end sets phrase_end=auto)
+        args = [CONTINUO, "serve", "--set", "model=echo", "--set", "phrase_end=silence",
+                "--set", "input=fifo:" + self.fifo_in, "--set", "output=" + output]
         if config_text is not None:
             path = os.path.join(self.dir, "test.conf")
             with open(path, "w") as f:

@@ -24,7 +24,7 @@ rec = os.path.join(out_dir, "rec.mid")
 try:
     sv = Service("model=" + model, "soundfont=" + SOUNDFONT, "audio_driver=file",
                  "audio_file=" + wav, "recording=" + rec, "midi_thru=no",
-                 "phrase_silence_ms=300", "response_seconds=2", "seed=1", output="fluidsynth")
+                 "phrase_end=silence", "phrase_silence_ms=300", "response_seconds=2", "seed=1", output="fluidsynth")
 except RuntimeError as e:
     shutil.rmtree(out_dir, ignore_errors=True)
     if "built without FluidSynth" in str(e) or "no model engine" in str(e):

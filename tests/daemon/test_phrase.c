@@ -63,6 +63,26 @@ int main(void)
     /* Pedal up releases it, and the silence starts there. */
     CHECK_INT(feed(&p, &c, 0xB0, 64, 0, 1000 * MS), PHRASE_HEAR);
     CHECK_INT(phrase_deadline(&p, &c), 1500 * MS);
+    /* A half-pedal's values under 64 are heard, but are no playing: the
+     * silence still counts from the lift. */
+    CHECK_INT(feed(&p, &c, 0xB0, 64, 20, 1100 * MS), PHRASE_HEAR);
+    CHECK_INT(feed(&p, &c, 0xB0, 64, 3, 1150 * MS), PHRASE_HEAR);
+    CHECK_INT(phrase_deadline(&p, &c), 1500 * MS);
+    /* phrase_end = auto: a verdict on this silence ends it sooner; one on
+     * a silence that is over is not taken; silence: verdicts do nothing. */
+    phrase_judge(&p, 900 * MS, 1100 * MS);
+    CHECK_INT(phrase_deadline(&p, &c), 1500 * MS);
+    phrase_judge(&p, 1000 * MS, 1120 * MS);
+    CHECK_INT(phrase_deadline(&p, &c), 1500 * MS);
+    c.phrase_end = PHRASE_END_AUTO;
+    CHECK_INT(phrase_deadline(&p, &c), 1120 * MS);
+    c.phrase_silence_ms = 100;      /* the silence rule is the latest */
+    CHECK_INT(phrase_deadline(&p, &c), 1100 * MS);
+    c.phrase_silence_ms = 500;
+    feed(&p, &c, 0x90, 60, 90, 1110 * MS);      /* played on: the verdict is spent */
+    feed(&p, &c, 0x80, 60, 0, 1200 * MS);
+    CHECK_INT(phrase_deadline(&p, &c), 1700 * MS);
+    c.phrase_end = PHRASE_END_SILENCE;
     phrase_end(&p);
     CHECK_INT(phrase_deadline(&p, &c), INT64_MAX);
     CHECK_INT(p.phrases, 1);

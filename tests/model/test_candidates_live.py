@@ -37,7 +37,7 @@ def played_lines(log):
 
 def main() -> int:
     sv = Service("model=" + MODEL, "candidates=4", "candidate_score=likelihood",
-                 "phrase_silence_ms=%d" % SILENCE_MS, "response_seconds=2", "seed=5", verbose=True)
+                 "phrase_end=silence", "phrase_silence_ms=%d" % SILENCE_MS, "response_seconds=2", "seed=5", verbose=True)
     try:
         # 1. a phrase and its silence: the answer is the best of the four thought over
         sv.play_motif(MOTIF, gap=0.02)

@@ -1,0 +1,78 @@
+/* test_turn.c: the phrase end judged from the odds of the next event (play/turn.h), on stub logits without a model. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "codec/vocab.h"
+#include "play/turn.h"
+
+#define MAX_IDS 1024
+
+/* Logits with a weight W(id) each: ln W, and -1e9 (nothing) where W is 0. */
+static void set_weight(float *l, int id, double w)
+{
+    l[id] = w > 0 ? (float)log(w) : -1e9f;
+}
+
+/* Odds of a note now (NOW), of a shift of 1..SPREAD steps (SHIFTS, spread
+ * evenly), of the longest shift (REST): a cadence puts most on the rest, a
+ * run on a note now and shifts of any length. */
+static void odds_of(turn_odds *o, const vocab *v, double now, double shifts, int spread, double rest)
+{
+    float l[MAX_IDS];
+    for (int i = 0; i < v->size; i++)
+        l[i] = -1e9f;
+    set_weight(l, vocab_id(v, EVENT_NOTE_ON, 60), now);
+    for (int k = 1; k <= spread; k++)
+        set_weight(l, vocab_id(v, EVENT_TIME_SHIFT, k), shifts / spread);
+    set_weight(l, vocab_id(v, EVENT_TIME_SHIFT, v->n_time_shifts), rest);
+    turn_odds_read(o, v, l);
+}
+
+static void test_survival(const vocab *v)
+{
+    turn_odds o;
+    odds_of(&o, v, 0.5, 0.3, 20, 0.2);
+    CHECK_INT(o.steps, v->n_time_shifts);
+    CHECK_NEAR(o.survive[0], 1.0, 1e-12);
+    CHECK_NEAR(o.survive[1], 0.5, 1e-6);                    /* not a note now */
+    CHECK_NEAR(o.survive[11], 0.2 + 0.3 * 10 / 20, 1e-6);   /* shifts 11..20 and the rest */
+    CHECK_NEAR(o.survive[21], 0.2, 1e-6);
+    CHECK_NEAR(o.survive[v->n_time_shifts], 0.2, 1e-6);
+    for (int k = 1; k <= o.steps; k++)
+        CHECK(o.survive[k] <= o.survive[k - 1] + 1e-12);
+}
+
+static void test_verdicts(const vocab *v)
+{
+    turn_odds cadence, run;
+    turn_rule r = { .rest = 0.5, .min_ms = 100, .max_ms = 800 };
+    odds_of(&cadence, v, 0.05, 0.05, 20, 0.9);
+    odds_of(&run, v, 0.6, 0.39, v->n_time_shifts - 1, 0.01);
+    /* a cadence ends the phrase at the earliest moment the rule allows */
+    CHECK_INT(turn_verdict(&cadence, &r), 100);
+    /* a run: the model expects a note soon, and a silence of any length
+     * short of a rest leaves the odds of a rest low: the silence rule decides */
+    CHECK_INT(turn_verdict(&run, &r), 800);
+    /* a note expected within 200 ms: judged once most of them have passed
+     * (at 180 ms, the odds of a rest are 0.1 / (0.1 + 0.6 x 3/20) = 0.53) */
+    turn_odds mid;
+    odds_of(&mid, v, 0.3, 0.6, 20, 0.1);
+    CHECK_INT(turn_verdict(&mid, &r), 180);
+    /* the latest moment bounds it; above 1 never judges early */
+    r.max_ms = 150;
+    CHECK_INT(turn_verdict(&mid, &r), 150);
+    r.max_ms = 800;
+    r.rest = 1.5;
+    CHECK_INT(turn_verdict(&cadence, &r), 800);
+}
+
+int main(void)
+{
+    const vocab *v = vocab_default();
+    if (v->size > MAX_IDS)
+        abort();
+    test_survival(v);
+    test_verdicts(v);
+    return CHECK_DONE();
+}
