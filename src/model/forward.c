@@ -475,7 +475,7 @@ static void step_layers(void *ctx, int i, int nt)
 void model_step_run(model_state *s, model_step *st)
 {
     step_job j = { .m = s->m, .st = st, .pool = s->pool };
-    pool_run(s->pool, step_layers, &j);
+    pool_run_staged(s->pool, step_layers, &j);
 }
 
 /* ------------------------------------------------------------------ decode */

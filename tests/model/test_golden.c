@@ -325,7 +325,8 @@ static int batch_steps(int k, int t, int even)
  * stepped for the rest of the reference's events in MEM: each step's
  * logits of each sequence equal, bit for bit, those of one run state fed
  * that sequence alone; the home is left as it was; adopt hands a sequence
- * back to the home; no step allocates. */
+ * back to the home; no step allocates; steps that the pool runs on one
+ * thread (a core taken) give the same bits as on all of them. */
 static void check_batch(model_state *s, const model *m, const gguf_file *ref, model_memory mem, int threads,
                         int even, const char *what)
 {
@@ -348,6 +349,8 @@ static void check_batch(model_state *s, const model *m, const gguf_file *ref, mo
     for (int k = 0; k < B; k++)
         model_batch_fork(&b, k);
     long allocs_before = n_allocs;
+    if (threads > 1)    /* the first half on one thread, as after a stall: the same bits as R's */
+        pool_hold_alone(s->pool, steps / 2);
     for (int t = 0; t < steps; t++) {
         int n = 0;
         for (int k = B - 1; k >= 0; k--)        /* items in an order of their own */
