@@ -27,6 +27,9 @@
  *           spec.max_events), -1 on error (logged).
  * end:      the continuation stopped after PLAYED seconds of it (the
  *           player came back, or the length was reached).
+ * keep_played: (may be NULL) the last continuation was stopped PLAYED
+ *           seconds after its time 0, its first note (live_stop): what had not sounded of
+ *           it leaves the context (after end, or after its own end).
  * rewind:   forget the last continuation: the context is back at its
  *           phrase end (re-roll).
  * replay:   (may be NULL) a take played again: its events, from session
@@ -56,6 +59,7 @@ typedef struct engine_ops {
     int  (*next)(void *state, cont_event *out);
     void (*end)(void *state, double played);
     void (*rewind)(void *state);
+    int  (*keep_played)(void *state, double played);
     int  (*hear_until)(void *state, double t);
     /* ms one event costs the engine, measured at open (NULL: next costs
      * nothing worth a head start), for lookahead_ms = -1 (auto). */

@@ -230,6 +230,14 @@ static void me_rewind(void *state)
     continuation_rewind(&((model_engine *)state)->cont);
 }
 
+static int me_keep_played(void *state, double played)
+{
+    model_engine *e = state;
+    if (drop(e) < 0)
+        return -1;
+    return continuation_keep_played(&e->cont, played);
+}
+
 static int me_replay(void *state, double at, const cont_event *ev, int n)
 {
     if (drop(state) < 0)
@@ -246,6 +254,7 @@ static const engine_ops model_ops = {
     .next = me_next,
     .end = me_end,
     .rewind = me_rewind,
+    .keep_played = me_keep_played,
     .hear_until = me_hear_until,
     .ms_per_event = me_ms_per_event,
     .replay = me_replay,

@@ -129,6 +129,8 @@ static int run_commands(generator *g, gen_run *r)
         case GEN_STOP:
             if (r->generating)
                 e->end(g->state, c.at);
+            if (e->keep_played && !r->duet && e->keep_played(g->state, c.at) < 0)
+                gen_failed(g);
             r->generating = 0;
             r->have_held = 0;
             break;

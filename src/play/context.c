@@ -1,6 +1,7 @@
 /* context.c: the model's context as one token stream: the player's MIDI through the codec's streaming encoder, the model's samples through its streaming decoder. */
 #include "play/context.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ int context_init(context *c, const vocab *v, int n_ctx, double max_note_s, conte
     memcpy(c->mark_open, c->open, sizeof c->open);
     c->first_step = -1;
     c->origin = -1;
+    c->mark_stale = 1;
     return 0;
 }
 
@@ -52,6 +54,7 @@ void context_copy(context *dst, const context *src)
     memcpy(dst->mark_open, src->mark_open, sizeof dst->mark_open);
     dst->done.n = 0;
     dst->in_continuation = src->in_continuation;
+    dst->mark_stale = src->mark_stale;
     dst->first_step = src->first_step;
     dst->begin_step = src->begin_step;
     dst->origin = src->origin;
@@ -69,6 +72,8 @@ int context_feed(context *c, int id)
         c->pos.n_hist--;
         if (c->mark.n_hist > 0)
             c->mark.n_hist--;
+        else
+            c->mark_stale = 1;
     }
     c->hist[c->pos.n_hist++] = id;
     perf_follow_push(&c->pos.follow, c->v, id, context_time(c));
@@ -106,6 +111,7 @@ static int hear_event(context *c, const perf_event *ev)
     if (perf_emit_room(v, &pos, at.step) > sizeof ids / sizeof ids[0])
         return -1;  /* cannot happen: the gap is capped at 2 s */
     size_t n = perf_emit(v, &pos, &at, ids);
+    c->mark_stale |= n > 0;
     for (size_t i = 0; i < n; i++)
         if (context_feed(c, ids[i]) < 0)
             return -1;
@@ -162,6 +168,7 @@ int context_begin(context *c, double at)
     memcpy(c->mark_open, c->open, sizeof c->open);
     c->first_step = -1;
     c->in_continuation = 1;
+    c->mark_stale = 0;
     if (c->origin < 0)
         c->origin = perf_quantize(v, 1.0, at);
     c->begin_step = perf_quantize(v, 1.0, at) - c->origin;
@@ -182,4 +189,22 @@ void context_rewind(context *c)
 {
     c->pos = c->mark;
     memcpy(c->open, c->mark_open, sizeof c->open);
+}
+
+int context_played_ids(const context *c, double played)
+{
+    if (c->mark_stale)
+        return -1;
+    if (c->first_step < 0)
+        return 0;                   /* no note yet: nothing sounded */
+    int64_t step = c->mark.emit.step, last = c->first_step + (int64_t)floor(played * 1000.0 / c->v->step_ms + 1e-9);
+    int k = c->mark.n_hist;
+    for (; k < c->pos.n_hist; k++) {
+        int value;
+        if (vocab_decode(c->v, c->hist[k], &value) == EVENT_TIME_SHIFT)
+            step += value;
+        if (step > last)
+            break;
+    }
+    return k - c->mark.n_hist;
 }

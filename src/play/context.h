@@ -48,6 +48,9 @@ typedef struct context {
     uint8_t          mark_open[128];
     note_list        done;          /* scratch for the decoder's completed notes */
     int              in_continuation;   /* between context_begin and context_end */
+    int              mark_stale;        /* the ids after the mark are not the continuation's
+                                           alone: a player's came in, the window pushed the
+                                           mark out, or there is no mark yet */
     int64_t          first_step;    /* step of the continuation's first note, -1 before */
     int64_t          begin_step;    /* the continuation's time 0, in context steps */
     int64_t          origin;        /* the session step of the first event heard: the context's
@@ -97,5 +100,11 @@ void context_first_note(context *c);
 void context_end(context *c);
 /* Back to the mark (the engine rebuilds the model's cache from hist). */
 void context_rewind(context *c);
+/* How many of the ids after the mark sounded when the continuation
+ * stopped PLAYED seconds after its first note (the time of its events):
+ * those before the first that stands past it (a TIME_SHIFT that goes
+ * past; none before its first note).  -1 when the ids after the mark are
+ * not the continuation's alone. */
+int  context_played_ids(const context *c, double played);
 
 #endif

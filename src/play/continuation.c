@@ -494,14 +494,11 @@ static void log_sampled(const continuation *c)
     log_debug("continuation: %d ids sampled", o->n_sampled);
 }
 
-int continuation_end(continuation *c)
+/* Notes the continuation left sounding end in the context too, as they
+ * do on the outputs. */
+static int end_notes(continuation *c)
 {
-    log_sampled(c);
-    c->own.n_sampled = 0;
-    context_end(&c->ctx);
-    /* Notes the continuation left sounding end in the context too, as they
-     * do on the outputs. */
-    int rc = flush_pending(c);
+    int rc = 0;
     for (int p = 0; p < 128 && rc == 0; p++)
         if (c->s.model_on[p] && c->ctx.pos.dec.onset[p] >= 0) {
             rc = context_feed(&c->ctx, vocab_id(c->v, EVENT_NOTE_OFF, p));
@@ -510,6 +507,39 @@ int continuation_end(continuation *c)
     if (rc < 0)
         log_error("continuation: cannot end its notes in the model's context");
     return rc;
+}
+
+int continuation_end(continuation *c)
+{
+    log_sampled(c);
+    c->own.n_sampled = 0;
+    context_end(&c->ctx);
+    return flush_pending(c) < 0 ? -1 : end_notes(c);
+}
+
+int continuation_keep_played(continuation *c, double played)
+{
+    context *x = &c->ctx;
+    if (flush_pending(c) < 0)
+        return -1;
+    int keep = context_played_ids(x, played), from = x->mark.n_hist;
+    if (keep < 0 || from + keep == x->pos.n_hist)
+        return 0;
+    log_debug("continuation: stopped %.3f s in: %d of its %d ids sounded, the rest leave the context", played,
+              keep, x->pos.n_hist - from);
+    int ended = !x->in_continuation;
+    context_rewind(x);
+    c->s.prefill = 1;                   /* the ids go in again, the cache in one prefill */
+    int rc = 0;
+    for (int k = 0; k < keep && rc == 0; k++)
+        rc = context_feed(x, x->hist[from + k]);    /* hist[from + k] is rewritten with itself */
+    if (rc < 0 || prefill_heard(c) < 0) {
+        log_error("continuation: cannot take back what did not sound");
+        return -1;
+    }
+    for (int p = 0; p < 128; p++)       /* the model's: sounding now, not at the mark */
+        c->s.model_on[p] = x->open[p] && !x->mark_open[p];
+    return ended ? end_notes(c) : 0;
 }
 
 /* The context is rebuilt from the phrase end's last events by one prefill

@@ -140,6 +140,15 @@ int  continuation_next(continuation *c, cont_event *out);
  * end in the context too; the ids sampled are logged at debug level.
  * Returns 0, or -1 (logged) when the context could not take them. */
 int  continuation_end(continuation *c);
+/* It was stopped PLAYED seconds after its first note (the time of its
+ * events, as the service plays them: the player played on,
+ * a hand-over, the transport stopped): only what sounded stays in the
+ * context, as if it had been sampled up to there and ended (its notes
+ * sounding then end), and the model's cache is rebuilt by one prefill.
+ * During the continuation (then end it) or after its end; nothing to do
+ * when all of it sounded, or when the player's events have entered the
+ * context since it began (a duet).  Returns 0, or -1 (logged). */
+int  continuation_keep_played(continuation *c, double played);
 /* Back to the last continuation's start (a re-roll): the context's ids
  * before it are prefilled again.  Returns 0, or -1 (logged). */
 int  continuation_rewind(continuation *c);
