@@ -9,7 +9,8 @@ that the answer took them); a phrase that pauses shorter than
 phrase_silence_ms and goes on drops the candidates of the pause and is
 answered at its real end; `ctl status` counts the candidates asked for;
 the first note comes within a bound of the phrase end, and `ctl set
-candidates 1` answers with no candidates at all.
+candidates 1` answers with no candidates at all; the player who plays on
+0.3 s into an answer leaves only what sounded of it in the context.
 """
 import os
 import re
@@ -75,6 +76,17 @@ def main() -> int:
         st = sv.request("status")
         check(field(st, "responses") == "3" and int(field(st, "candidates_prepared") or 0) == before
               and len(played_lines(sv.read_log())) == 2, "with candidates 1 none is asked for")
+        # 4. the player plays on 0.3 s into an answer: only what sounded of it stays in the context
+        check(sv.request("set candidates 4").startswith("ok"), "ctl set candidates 4")
+        sv.play_motif(MOTIF, gap=0.02)
+        time.sleep(SILENCE_MS / 1000 + 0.3)
+        sv.play_motif(MOTIF[:1], gap=0.02)
+        time.sleep(SILENCE_MS / 1000 + 2.8)
+        cut = re.findall(r"continuation: stopped ([\d.]+) s in: (\d+) of its (\d+) ids sounded", sv.read_log())
+        print("taken back:", cut)
+        check(len(cut) == 1 and 0.1 < float(cut[0][0]) < 0.6 and 0 < int(cut[0][1]) < int(cut[0][2]),
+              "the answer stopped 0.3 s in leaves only what sounded of it in the context (%s)" % cut)
+        check(field(sv.request("status"), "responses") == "5", "the phrase played on is answered at its end")
         rc, _ = sv.stop()
         check(rc == 0, f"serve exits 0 ({rc})")
     finally:
