@@ -146,7 +146,7 @@ static int me_odds(void *state, double at, turn_odds *out)
 static int me_think(void *state)
 {
     model_engine *e = state;
-    if (!e->prepared)
+    if (!e->prepared || candidates_judged(&e->cands))
         return 0;
     int rc = candidates_step(&e->cands);
     if (rc < 0) {

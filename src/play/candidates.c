@@ -129,6 +129,14 @@ int candidates_step(candidates *k)
     return going;
 }
 
+int candidates_judged(const candidates *k)
+{
+    for (int i = 0; i < k->n; i++)
+        if (!k->ended[i] && (k->n_ev[i] == 0 || k->ev[i][k->n_ev[i] - 1].time <= CANDIDATES_HORIZON_S))
+            return 0;
+    return 1;
+}
+
 /* ---- measures ---- */
 
 /* PITCH (N) of the note-ons of EV, in onset order and, at one onset, by
@@ -235,8 +243,8 @@ int candidates_choose(candidates *k, int i)
 int candidates_play(candidates *k, double budget_s, log_level level, double seconds)
 {
     double t0 = clock_now_seconds();
-    int going, score = k->home->s.spec.play.candidate_score;
-    while ((going = candidates_step(k)) > 0 && clock_now_seconds() - t0 < budget_s)
+    int going = 0, score = k->home->s.spec.play.candidate_score;
+    while (!candidates_judged(k) && (going = candidates_step(k)) > 0 && clock_now_seconds() - t0 < budget_s)
         ;
     if (going < 0)
         return -1;

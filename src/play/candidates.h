@@ -9,6 +9,14 @@
 
 #define CANDIDATES_MAX 8
 
+/* Candidates are judged on how their first CANDIDATES_HORIZON_S seconds
+ * go: a listener judges an answer by its start, and past the model's
+ * context every candidate's rows are its own, so a step of 8 costs 8-10
+ * steps of one (the attention reads 8 caches; the weights' products are 8
+ * times the work).  The one chosen then samples on alone, exactly as it
+ * would have (tests/play/test_fork.c), at the cost of one. */
+#define CANDIDATES_HORIZON_S 10.0
+
 /* One candidate's measures (candidates_measure). */
 typedef struct cand_measures {
     double likelihood;          /* mean ln p per id sampled, model's own odds */
@@ -59,6 +67,10 @@ int  candidates_start(candidates *k, int n);
  * the events it hands out on the way), then one batched decode steps them
  * all.  Returns how many have not ended, or -1 (logged). */
 int  candidates_step(candidates *k);
+/* 1 when every candidate has ended or handed out an event past
+ * CANDIDATES_HORIZON_S: enough to judge them; stepping on changes nothing
+ * of what is played. */
+int  candidates_judged(const candidates *k);
 /* Candidate I's measures against what HOME heard. */
 void candidates_measure(const candidates *k, int i, cand_measures *m);
 /* The index of the best candidate by SCORE (PLAY_SCORE_*; the first of
@@ -66,7 +78,8 @@ void candidates_measure(const candidates *k, int i, cand_measures *m);
 int  candidates_best(const candidates *k, int score);
 /* HOME goes on as candidate I (its events first).  0, or -1 (logged). */
 int  candidates_choose(candidates *k, int i);
-/* The candidates started: stepped to their ends (or for BUDGET_S seconds),
+/* The candidates started: stepped until judged (candidates_judged; or for
+ * BUDGET_S seconds),
  * each one's measures logged at LEVEL, the best by HOME's candidate_score
  * chosen, and HOME's answer cut at SECONDS.  Returns the index of the one
  * played, or -1 (logged; HOME is still begun: the caller ends it). */

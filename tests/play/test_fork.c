@@ -10,7 +10,7 @@
 
 #define N_CAND   4
 #define MAX_EV   4096
-#define SECONDS  20.0       /* hundreds of ids: far past the model's context of 8 */
+#define SECONDS  (2 * CANDIDATES_HORIZON_S)   /* hundreds of ids: far past the model's context of 8 */
 
 typedef struct take {
     cont_event ev[MAX_EV];
@@ -127,6 +127,33 @@ static void check_forks(model_memory memory, uint64_t seed, int chosen, int step
     continuation_free(&home);
 }
 
+/* candidates_play judges them on their first CANDIDATES_HORIZON_S (SECONDS
+ * is twice that): they stop there, and the home chosen plays what its seed
+ * plays alone, to the end. */
+static void check_horizon(model_memory memory, uint64_t seed)
+{
+    static take alone[N_CAND], home_take;
+    play_alone(memory, seed, alone);
+    continuation home;
+    candidates k;
+    CHECK(begun(&home, memory, seed) == 0);
+    CHECK(candidates_init(&k, &home, N_CAND) == 0);
+    CHECK(candidates_start(&k, N_CAND) == 0);
+    int best = candidates_play(&k, 1e9, LOG_LEVEL_DEBUG, SECONDS);
+    CHECK(best >= 0 && best < N_CAND);
+    CHECK(candidates_judged(&k));
+    for (int i = 0; i < N_CAND; i++) {
+        CHECK(k.n_ev[i] < alone[i].n);                  /* stopped short of the end */
+        CHECK(k.ev[i][k.n_ev[i] - 1].time > CANDIDATES_HORIZON_S);
+        CHECK(prefix_of(k.ev[i], k.n_ev[i], &alone[i], 0));
+    }
+    CHECK(play_out(&home, &home_take) == 0);
+    CHECK(prefix_of(home_take.ev, home_take.n, &alone[best], 1));
+    CHECK(continuation_end(&home) == 0);
+    candidates_free(&k);
+    continuation_free(&home);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -139,6 +166,8 @@ int main(int argc, char **argv)
     check_forks(MODEL_MEMORY_WINDOW, 77, 3, 0);
     check_forks(MODEL_MEMORY_STREAM, 9, 1, 12);     /* cut short: the home samples on */
     check_forks(MODEL_MEMORY_WINDOW, 41, 0, 12);
+    check_horizon(MODEL_MEMORY_STREAM, 13);
+    check_horizon(MODEL_MEMORY_WINDOW, 17);
     model_free(&m);
     return CHECK_DONE();
 }
