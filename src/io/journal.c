@@ -219,10 +219,6 @@ static void *writer_main(void *arg)
 {
     journal *j = arg;
     jmsg m;
-    /* what a crash left: the logs of sessions no service writes */
-    int folded = journal_recover(j->dir);
-    if (folded > 0)
-        log_info("journal: %d session%s a crash left folded into %s", folded, folded > 1 ? "s" : "", j->dir);
     for (;;) {
         int quit = atomic_load(&j->quit);
         int64_t now = clock_now_ns();
@@ -267,6 +263,11 @@ static int jn_open(midi_port *p, const char *arg, char *err, size_t errlen)
     /* a folder it cannot make or write in now is not an error: the writer
      * says so once and tries again until it can (the service plays on) */
     mkdir(arg, 0700);
+    /* what a crash left, before anything plays (an hour's log folds in
+     * about 25 ms): the sessions are whole once the service answers */
+    int folded = journal_recover(arg);
+    if (folded > 0)
+        log_info("journal: %d session%s a crash left folded into %s", folded, folded > 1 ? "s" : "", arg);
     journal *j = calloc(1, sizeof *j);
     if (!j || ring_init(&j->in, JOURNAL_RING, sizeof(jmsg)) != 0) {
         free(j);
