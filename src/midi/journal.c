@@ -485,12 +485,12 @@ static int fold_log(int *fd, size_t len, const char *log, const char *session)
     uint8_t *data = NULL, *bytes = NULL;
     size_t n = 0, events = 0;
     int rc = 0;
-    if (len >= SMF_HEAD_BYTES) {        /* shorter: a crash as the session began */
-        if (read_all(*fd, len, &data) != 0 || fold_bytes(data, len, log, &bytes, &n, &events) != 0)
-            rc = -1;
-        else if (events > 0)
-            rc = write_fold(session, log, bytes, n, fd) == 0 ? 1 : -1;
-    }
+    if (read_all(*fd, len, &data) != 0)
+        rc = -1;
+    else if (fold_bytes(data, len, log, &bytes, &n, &events) != 0)
+        rc = len < SMF_HEAD_BYTES ? 0 : -1;     /* shorter: a crash cut its header as the session began */
+    else if (events > 0)
+        rc = write_fold(session, log, bytes, n, fd) == 0 ? 1 : -1;
     int e = errno;
     free(data);
     free(bytes);
