@@ -342,7 +342,7 @@ static void jn_describe(midi_port *p, char *buf, size_t len)
 
 const midi_backend midi_backend_journal = {
     .name = "journal",
-    .usage = "journal:DIR (the session written as it is played, a three-track MIDI file in DIR that a crash leaves whole)",
+    .usage = "journal:DIR (every session written into DIR as it is played: a MIDI file each, player and continuo on a track each; a crash loses at most the last second)",
     .dirs = MIDI_OUT,
     .open = jn_open,
     .close = jn_close,

@@ -160,7 +160,12 @@ def kill_run(k, all_phrases, rng):
         while time.monotonic() < deadline:
             ph = all_phrases[i % len(all_phrases)]
             i += 1
-            end = play_phrase(sv, ph)
+            try:
+                end = play_phrase(sv, ph)
+            except OSError as e:
+                check(False, f"run {k}: the service hears the phrases ({e}, exit {sv.proc.poll()}):\n"
+                      f"{sv.read_log()[-3000:]}")
+                return
             ended.append((end, [p for _, p, _, _ in sorted(ph)]))
             time.sleep(min(0.5, max(0, deadline - time.monotonic())))
         kill_at = time.monotonic()
