@@ -23,8 +23,12 @@ static const char journal_usage[] =
     "$XDG_STATE_HOME/continuo/journal, or the user unit's state directory:\n"
     "~/.config/continuo/journal under systemd 252's user manager, Debian 12's;\n"
     "without --dir, the one of the two written last), so a crash or a kill\n"
-    "loses nothing but the last second.  list: one line per session, oldest first: its number, when it\n"
-    "started (UTC), how long it is, the notes of the player and of the model, and\n"
+    "loses nothing but the last second.  Each session is a MIDI file with two\n"
+    "tracks, player and continuo (after the tempo track), complete at every\n"
+    "pause, and whole again once the service stops or starts again after a\n"
+    "crash; list and export read what it played up to the last second.\n"
+    "list: one line per session, oldest first: its number, when it started\n"
+    "(UTC), how long it is, the notes of the player and of the model, and\n"
     "its file.  export: one session (a number from the list, a file, or by default\n"
     "the newest, also while the service still writes it) as a MIDI file with two\n"
     "tracks, player and continuo; --minutes N: only its last N minutes.\n";
@@ -43,12 +47,15 @@ static void session_free(session *s)
     memset(s, 0, sizeof *s);
 }
 
-/* PATH's events into S, by the name of the track each came from.  0 or -1 (logged). */
+/* The session file PATH's events into S, by the name of the track each came
+ * from: all of them, from its log while there is one (the service still
+ * writes it, or a crash left it for the next start to fold).  0 or -1 (logged). */
 static int session_read(const char *path, session *s)
 {
     smf f;
+    char from[2100];
     memset(s, 0, sizeof *s);
-    if (smf_read_file(path, &f) != 0)
+    if (smf_read_file(journal_read_path(path, from, sizeof from), &f) != 0)
         return -1;
     for (int p = 0; p < 2; p++) {
         s->ev[p] = malloc(sizeof *s->ev[p] * (f.n_events ? f.n_events : 1));

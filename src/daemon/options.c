@@ -109,10 +109,11 @@ const option_def config_options[] = {
     { .name = "journal_dir", .type = OPT_STRING, .default_value = "", .apply = RESTART,
       .offset = OFF(journal_dir),
       .help = "The session journal: everything played, the player's and the model's,\n"
-              "written as it is played into a MIDI file per session (a new one at\n"
-              "start and after journal_idle_minutes of silence) that a crash, a kill\n"
-              "or a power cut leaves valid with every phrase that ended a second\n"
-              "before.  Empty: $XDG_STATE_HOME/continuo/journal (~/.local/state/...),\n"
+              "written as it is played, a MIDI file per session (a new one at start\n"
+              "and after journal_idle_minutes of silence) with the player and the\n"
+              "model on a track each; a crash, a kill or a power cut loses no phrase\n"
+              "that ended a second before (the next start completes the file).\n"
+              "Empty: $XDG_STATE_HOME/continuo/journal (~/.local/state/...),\n"
               "or under the user unit its state directory's journal folder\n"
               "(~/.config/continuo/journal with systemd 252, Debian 12's); off: no\n"
               "journal.  `continuo journal` lists and exports the sessions." },

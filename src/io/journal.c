@@ -1,4 +1,4 @@
-/* journal.c: the "journal" output: every message the session keeps, written as it is played by a thread of its own into a crash-safe MIDI file (midi/journal.h). */
+/* journal.c: the "journal" output: every message the session keeps, written as it is played by a thread of its own into a session's append-only log, and folded into its three-track MIDI file in the pauses (midi/journal.h). */
 #include "config.h"
 
 #include "io/backend.h"
@@ -25,6 +25,8 @@
 #define JOURNAL_EVERY_NS  700000000LL  /* ... or once the oldest of them is this old: every message
                                           is on the disk within a second of its time */
 #define JOURNAL_RETRY_NS  5000000000LL /* after a failed write, the next try */
+#define JOURNAL_FOLD_NS   3000000000LL /* the log is folded into the session file once both parts
+                                          have been quiet this long (and at a new file, and the stop) */
 #define JOURNAL_HOLD      (1 << 20)    /* messages a part holds unwritten (disk full): past it new
                                           ones are dropped (counted) */
 
@@ -59,6 +61,7 @@ typedef struct journal {
     journal_file file;
     double      file_t0;        /* session time of the file's start */
     double      last_time;      /* session time of the last message */
+    int64_t     last_ns;        /* CLOCK_MONOTONIC of the last message */
     pending     part[N_PARTS];
     int64_t     retry_ns;       /* no write before this after a failure */
     /* read by the loop (ctl status) */
@@ -123,9 +126,10 @@ static int write_part(journal *j, int part, int64_t now, int force)
     smf_track_out t = { part_names[part], p->ev, p->n };
     if (journal_file_append(&j->file, &t) != 0) {
         int e = errno;
-        if (e == EFBIG) {           /* the file's track count is full: the next file */
-            journal_file_close(&j->file);
-            return write_part(j, part, now, force);
+        if (e == EFBIG) {           /* the log's track count is full: folded, it holds two */
+            if (journal_file_fold(&j->file) == 0)
+                return write_part(j, part, now, force);
+            e = errno;
         }
         if (e == EINVAL) {          /* a track no retry can write (not a full disk or memory): dropped, not held forever */
             log_error("journal: %zu messages of the %s part dropped: they cannot be written (see above)",
@@ -144,6 +148,31 @@ static int write_part(journal *j, int part, int64_t now, int force)
     return 0;
 }
 
+/* The session file from its log, and the log closed and removed (a new
+ * file, the stop); when that fails the log stays, and the next start folds
+ * it. */
+static void close_file(journal *j)
+{
+    if (j->file.fd >= 0 && journal_file_close(&j->file) != 0)
+        log_warn("journal: cannot fold %s: %s; its log stays beside it, and the next start folds it",
+                 j->file.path, strerror(errno));
+}
+
+/* In a pause (both parts quiet JOURNAL_FOLD_NS, nothing held), what the
+ * log gained since the last fold goes into the session file. */
+static void fold_in_pause(journal *j, int64_t now)
+{
+    if (j->file.fd < 0 || j->file.folded || j->part[0].n || j->part[1].n || now - j->last_ns < JOURNAL_FOLD_NS ||
+        now < j->retry_ns)
+        return;
+    if (journal_file_fold(&j->file) != 0) {
+        j->retry_ns = now + JOURNAL_RETRY_NS;
+        set_failing(j, errno);
+    } else {
+        set_failing(j, 0);
+    }
+}
+
 /* One message into its part, on the current file's time line (a new file
  * after idle_s of silence: the old one's parts are written first). */
 static void take(journal *j, const jmsg *m, int64_t now)
@@ -152,11 +181,12 @@ static void take(journal *j, const jmsg *m, int64_t now)
         for (int k = 0; k < N_PARTS; k++)
             write_part(j, k, now, 0);
         if (j->part[0].n == 0 && j->part[1].n == 0)
-            journal_file_close(&j->file);  /* (else it stays: a later try writes them there) */
+            close_file(j);  /* (else it stays: a later try writes them there) */
     }
     if (j->file.fd < 0 && j->part[0].n == 0 && j->part[1].n == 0)
         j->file_t0 = m->time;
     j->last_time = m->time;
+    j->last_ns = m->at_ns;
     pending *p = &j->part[m->part];
     smf_event e = { .time = m->time - j->file_t0, .status = m->status, .data1 = m->data1, .data2 = m->data2 };
     if (e.time < 0)
@@ -195,6 +225,7 @@ static void *writer_main(void *arg)
         while (ring_pop(&j->in, &m))
             take(j, &m, now);
         write_due(j, now, quit);
+        fold_in_pause(j, now);
         if (quit)
             break;
         /* a tick, or at once when the service stops (its exit waits for this) */
@@ -210,7 +241,7 @@ static void *writer_main(void *arg)
             pthread_cond_timedwait(&j->wake, &j->lock, &until);
         pthread_mutex_unlock(&j->lock);
     }
-    journal_file_close(&j->file);
+    close_file(j);
     return NULL;
 }
 
@@ -232,6 +263,11 @@ static int jn_open(midi_port *p, const char *arg, char *err, size_t errlen)
     /* a folder it cannot make or write in now is not an error: the writer
      * says so once and tries again until it can (the service plays on) */
     mkdir(arg, 0700);
+    /* what a crash left, before anything plays (an hour's log folds in
+     * about 25 ms): the sessions are whole once the service answers */
+    int folded = journal_recover(arg);
+    if (folded > 0)
+        log_info("journal: %d session%s a crash left folded into %s", folded, folded > 1 ? "s" : "", arg);
     journal *j = calloc(1, sizeof *j);
     if (!j || ring_init(&j->in, JOURNAL_RING, sizeof(jmsg)) != 0) {
         free(j);
@@ -306,7 +342,7 @@ static void jn_describe(midi_port *p, char *buf, size_t len)
 
 const midi_backend midi_backend_journal = {
     .name = "journal",
-    .usage = "journal:DIR (the session written as it is played, a crash-safe MIDI file in DIR)",
+    .usage = "journal:DIR (every session written into DIR as it is played: a MIDI file each, player and continuo on a track each; a crash loses at most the last second)",
     .dirs = MIDI_OUT,
     .open = jn_open,
     .close = jn_close,

@@ -1,4 +1,4 @@
-/* journal.h: a MIDI file that grows a track at a time and is a valid file after a crash at any moment. */
+/* journal.h: a session's MIDI file, three tracks at every moment, and the append-only log beside it that keeps it whole through a crash. */
 #ifndef CONTINUO_MIDI_JOURNAL_H
 #define CONTINUO_MIDI_JOURNAL_H
 
@@ -8,38 +8,76 @@
 
 #include "midi/smf.h"
 
-/* A session journal file: format 1, one tick a millisecond (as
- * smf_write_file), the tempo track first, then one track per stretch of
- * one part's playing (named "player" or "continuo"), each on the file's
- * time line from its start.  A track is appended thus: its chunk written
- * past the end of what the header counts, fdatasync, then the header's
- * track count (2 bytes, one sector) rewritten, fdatasync.  Whatever
- * moment the process or the machine stops, the header counts only
- * complete tracks: the file opens (in mido, continuo inspect, a DAW) with
- * every track appended before, and what the crash left past them is
- * ignored (a reader may warn of trailing bytes) and overwritten by the
- * next append. */
+/* A session journal is two files in its folder:
+ *
+ * - session-YYYYMMDD-HHMMSS.mid, the session file: format 1, one tick a
+ *   millisecond (as smf_write_file), three tracks: the tempo track,
+ *   "player" and "continuo" (a part that has not played is an empty named
+ *   track).  It is only ever replaced whole (written beside it, synced,
+ *   renamed over it), so a reader (a DAW, mido, `continuo inspect`,
+ *   `adapt`) finds three tracks whenever it opens it.
+ *
+ * - .session-YYYYMMDD-HHMMSS.log, its log (hidden: not a file for a
+ *   reader to open): a MIDI file too, appended a track (one part's
+ *   stretch of playing) at a time: the chunk past the end the header
+ *   counts, fdatasync, then the header's track count (2 bytes, one
+ *   sector) rewritten, fdatasync.  Whenever the process or the machine
+ *   stops, the log counts only complete tracks.  It always holds the
+ *   whole session: a fold writes the session file from it and then
+ *   replaces the log by the same three tracks (the way redis rewrites its
+ *   append-only file), so folding again after a crash anywhere in a fold
+ *   gives the same file; nothing is counted twice.  The writer holds an
+ *   exclusive flock on its log: recovery leaves a log alone while a
+ *   service writes it.
+ *
+ * Appends are the hot path (one chunk, two syncs); folds rewrite the
+ * session and run when the writer chooses (a pause, a new file, the
+ * stop).  A clean close folds and removes the log; a crash leaves it, and
+ * journal_recover folds it at the next start. */
 typedef struct journal_file {
-    int      fd;            /* -1: closed */
-    char     path[1024];
-    uint64_t end;           /* bytes the header's tracks cover */
-    unsigned n_tracks;      /* tracks after the tempo track */
+    int      fd;            /* the log, flocked; -1: closed */
+    char     dir[1024];
+    char     path[1024];    /* the session file */
+    char     log_path[1040];
+    uint64_t end;           /* bytes of the log the header's tracks cover */
+    unsigned n_tracks;      /* tracks of the log after the tempo track */
+    unsigned appended;      /* tracks appended since the file was made */
+    int      folded;        /* the session file holds all the log holds */
 } journal_file;
 
-/* Tracks a journal file takes (the header counts at most 65535). */
+/* Tracks a log takes before it must be folded (the header counts at most 65535). */
 #define JOURNAL_MAX_TRACKS 65000
 
-/* A new journal file in DIR named for START (UTC): session-YYYYMMDD-HHMMSS.mid
- * (-2, -3, ... if that exists), with the header and tempo track, synced,
- * and its directory entry synced.  0, or -1 with errno set (nothing logged:
- * the caller says it once). */
+/* A new session in DIR named for START (UTC): session-YYYYMMDD-HHMMSS.mid
+ * (-2, -3, ... if that exists) with its two empty parts, and its log; both
+ * synced, and the folder.  0, or -1 with errno set (nothing logged: the
+ * caller says it once). */
 int  journal_file_create(journal_file *j, const char *dir, time_t start);
-/* Appends track T (times in seconds of the file's time line, >= 0), as
- * above.  0, or -1 with errno set (ENOSPC, EROFS, EIO, ENOMEM...): the
- * file is still as it was, and the same append may be tried again; EINVAL:
- * T itself cannot be written (smf_track_chunk says why). */
+/* Appends track T (named "player" or "continuo"; times in seconds of the
+ * session's time line, >= 0) to the log, as above.  0, or -1 with errno
+ * set (ENOSPC, EROFS, EIO, ENOMEM...): the log is still as it was, and the
+ * same append may be tried again; EINVAL: T itself cannot be written
+ * (smf_track_chunk says why); EFBIG: the log is full, fold it first. */
 int  journal_file_append(journal_file *j, const smf_track_out *t);
-void journal_file_close(journal_file *j);
+/* Writes the session file from the log and compacts the log to the same
+ * three tracks (nothing to do when nothing was appended since).  0, or -1
+ * with errno set: the files are as before (or folded, but the folder not
+ * yet synced), and the fold may be tried again. */
+int  journal_file_fold(journal_file *j);
+/* Folds, removes the log (and both files when nothing was ever appended),
+ * and closes.  0, or -1 with errno set when the fold failed: the log stays
+ * for journal_recover. */
+int  journal_file_close(journal_file *j);
+
+/* Folds every log in DIR that no service holds (a crash left it) into its
+ * session file and removes it; a log with nothing in it goes with its
+ * session file.  Returns how many sessions it folded; a log that does not
+ * read stays as it is (logged: the file and the byte). */
+int  journal_recover(const char *dir);
+/* The file that holds all of SESSION's playing: its log while there is one
+ * (a service still writes it, or a crash left it), else SESSION itself;
+ * into BUF (LEN bytes).  Returns BUF. */
+const char *journal_read_path(const char *session, char *buf, size_t len);
 
 /* The session files in DIR, oldest first (their names sort by time):
  * calls FN(PATH, SIZE, MTIME, USER) for each; returns how many, or -1

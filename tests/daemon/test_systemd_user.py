@@ -501,7 +501,8 @@ elif not deb:
     print("note: no sync = link section (built without Link)")
 
 # The journal after kill -9 under the unit: a valid MIDI file in the state
-# directory, the motif played before the kill in its player track.
+# directory, three tracks once the restart folded the log the kill left,
+# the motif played before the kill in its player track.
 check(field("JINSPECT") == "0", "continuo inspect opens the journal file left by the kill: %r" % field("JINSPECT"))
 kl = (field("KILLED pid") or "").split()
 check(len(kl) >= 6 and kl[0] != kl[2] and kl[3] == "active"
@@ -527,6 +528,8 @@ if check(jm is not None, "the journal file came back from the guest"):
                     ons.append((tick, m.note))
         played = [n for _, n in sorted(ons)]
         print("journal after the kill: %d bytes, tracks %s, player notes %s" % (len(data), names, played))
+        check(names == ["", "player", "continuo"],
+              "the journal file after the kill and the restart has three tracks, tempo, player, continuo: %s" % names)
         check(played[-8:] == [60, 64, 67, 72, 71, 67, 64, 62],
               "the motif played before the kill is in the journal's player track: %s" % played)
     except Exception as e:  # noqa: BLE001
