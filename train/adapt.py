@@ -18,6 +18,10 @@ The drift guards (docs/TRAINING.md, "Adapting to a player"):
   * a pull toward the start model's odds: the loss is the player's
     cross-entropy plus KL_WEIGHT x KL(start || adapted) on the same crops,
     so events the player's playing says nothing about keep their odds;
+  * replay: REPLAY_WEIGHT x KL(start || adapted) on crops of general music
+    (--replay: continuations the shipped model sampled, a file apart from
+    the reference that judges), so contexts unlike the player's keep
+    theirs too;
   * early stopping: HELD is scored every few steps and the best weights
     are the result; PATIENCE scorings without a better one end the run;
   * a small learning rate (1e-4) with a short warmup and a cosine decay
@@ -49,6 +53,7 @@ from model import masked_nll                              # noqa: E402
 # Defaults, to be measured (bench/adapt_player.py sweeps them; docs/TRAINING.md)
 LR = 1e-4
 KL_WEIGHT = 1.0
+REPLAY_WEIGHT = 1.0
 BATCH = 8
 CROP = 256            # events per crop (the player's phrases; shorter than the context: more crops a step)
 PATIENCE = 4
@@ -67,6 +72,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--lr", type=float, default=LR)
     ap.add_argument("--kl-weight", type=float, default=KL_WEIGHT)
+    ap.add_argument("--replay", help="general music to keep the start model's odds on (.tok; "
+                    "models/adapt-replay.tok, not the reference)")
+    ap.add_argument("--replay-weight", type=float, default=REPLAY_WEIGHT)
     ap.add_argument("--max-steps", type=int, default=100000)
     ap.add_argument("--batch", type=int, default=BATCH)
     ap.add_argument("--seed", type=int, default=1)
@@ -118,6 +126,13 @@ def lr_at(frac: float, lr: float) -> float:
     return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * p)))
 
 
+def kl_to_start(logits: torch.Tensor, ref: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """KL(start || model) summed over the scored positions MASK."""
+    logp = torch.log_softmax(logits.float(), -1)
+    logq = torch.log_softmax(ref.float(), -1)
+    return ((logq.exp() * (logq - logp)).sum(-1) * mask).sum()
+
+
 def step_loss(model, start, x: torch.Tensor, pad_id, kl_weight: float, amp) -> torch.Tensor:
     """Cross-entropy of the crops X plus KL_WEIGHT x KL(start || model) on their scored events."""
     tgt = x[:, 1:]
@@ -129,17 +144,24 @@ def step_loss(model, start, x: torch.Tensor, pad_id, kl_weight: float, amp) -> t
     nll, n = masked_nll(logits.float(), tgt, pad_id, mask)
     loss = nll / max(n, 1)
     if ref is not None:
-        logp = torch.log_softmax(logits.float(), -1)
-        logq = torch.log_softmax(ref.float(), -1)
-        kl = (logq.exp() * (logq - logp)).sum(-1)
-        loss = loss + kl_weight * (kl * mask).sum() / max(n, 1)
+        loss = loss + kl_weight * kl_to_start(logits, ref, mask) / max(n, 1)
     return loss
+
+
+def replay_loss(model, start, x: torch.Tensor, pad_id, amp) -> torch.Tensor:
+    """KL(start || model) on replay crops X: the start model's odds kept where the player's playing is not."""
+    mask = x[:, 1:] != pad_id if pad_id is not None else torch.ones_like(x[:, 1:], dtype=torch.bool)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+        logits = model(x[:, :-1])
+        with torch.no_grad():
+            ref = start(x[:, :-1])
+    return kl_to_start(logits, ref, mask) / max(int(mask.sum()), 1)
 
 
 class Adapter:
     """The fine-tune: crops of the player's playing, Adam, scoring HELD now and then, the best kept."""
 
-    def __init__(self, a, model, mc, train_seqs, held, dtype):
+    def __init__(self, a, model, mc, train_seqs, held, dtype, replay=None):
         self.a, self.model, self.mc, self.held, self.dtype = a, model, mc, held, dtype
         self.start = copy.deepcopy(model).eval()
         for p in self.start.parameters():
@@ -147,6 +169,8 @@ class Adapter:
         lay = data_mod.layout(mc.vocab_name)
         self.pad_id = lay.pad_id
         self.corpus = data_mod.Corpus(train_seqs, lay, min(CROP, mc.context), transpose_max=3, seed=a.seed)
+        self.replay = data_mod.Corpus(replay, lay, min(CROP, mc.context), transpose_max=3, seed=a.seed + 1) \
+            if replay and a.replay_weight > 0 else None
         self.opt = torch.optim.Adam(model.parameters(), lr=a.lr, betas=(0.9, 0.98))
         self.amp = train_mod.cpu_has_bf16()
         self.best_state, self.best, self.best_step = None, None, 0
@@ -158,6 +182,9 @@ class Adapter:
             g["lr"] = lr_at(frac, self.a.lr)
         x = torch.from_numpy(self.corpus.batch(step, self.a.batch))
         loss = step_loss(self.model, self.start, x, self.pad_id, self.a.kl_weight, self.amp)
+        if self.replay is not None:
+            r = torch.from_numpy(self.replay.batch(step, max(self.a.batch // 2, 1)))
+            loss = loss + self.a.replay_weight * replay_loss(self.model, self.start, r, self.pad_id, self.amp)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
@@ -222,7 +249,8 @@ def main(argv=None) -> int:
     eval_s = time.monotonic() - t
     bar.show(f"start model: held-back NLL {held_before:.4f}, reference {ref_before:.4f}")
     reserve = 1.3 * eval_s + 3.0                  # the final scoring and the export
-    ad = Adapter(a, model, mc, train_seqs, held, dtype)
+    replay = load(a.replay, mc.vocab_name) if a.replay else None
+    ad = Adapter(a, model, mc, train_seqs, held, dtype, replay)
     steps = 0
     if a.max_steps > 0:
         steps = ad.run(held_before, deadline - reserve, held_s, bar)
@@ -238,7 +266,8 @@ def main(argv=None) -> int:
            "ref_after": ref_after, "steps": steps, "best_step": ad.best_step,
            "held_events": int(sum(len(s) - 1 for s in held)),
            "train_events": int(sum(len(s) for s in train_seqs)),
-           "seconds": time.monotonic() - t0, "lr": a.lr, "kl_weight": a.kl_weight}
+           "seconds": time.monotonic() - t0, "lr": a.lr, "kl_weight": a.kl_weight,
+           "replay_weight": a.replay_weight if a.replay else 0}
     with open(a.result + ".part", "w") as fh:
         json.dump(res, fh, indent=1)
     os.replace(a.result + ".part", a.result)

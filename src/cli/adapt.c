@@ -41,8 +41,8 @@ static const char adapt_usage[] =
 typedef struct adapt_args {
     double minutes;
     int list, use, reset, threads, max_steps;
-    double lr, kl_weight;
-    const char *model, *reference, *journal, *config;
+    double lr, kl_weight, replay_weight;
+    const char *model, *reference, *journal, *config, *output;
 } adapt_args;
 
 /* The start model: --model, else the config's model as `auto` reads it
@@ -71,6 +71,11 @@ static const datafile adapt_script = {
 
 static const datafile adapt_reference = {
     .name = "adapt-reference.tok", .env = "CONTINUO_DATADIR", .env_kind = DATAFILE_ENV_DATA_DIR,
+    .source_dir = "models", .installed = 1, .beside_binary = 1,
+};
+
+static const datafile adapt_replay = {
+    .name = "adapt-replay.tok", .env = "CONTINUO_DATADIR", .env_kind = DATAFILE_ENV_DATA_DIR,
     .source_dir = "models", .installed = 1, .beside_binary = 1,
 };
 
@@ -335,9 +340,12 @@ static int make_work(adapt_paths *p)
 /* train/adapt.py on P's files, for what is left of the budget. */
 static int fine_tune(const adapt_args *a, const adapt_paths *p, double t0, adapt_result *r)
 {
-    char script[DATAFILE_PATH_MAX], seconds[32], threads[16], lr[32], kl[32], steps[16];
-    if (datafile_find(&adapt_script, script, sizeof script) != 0) {
-        log_error("adapt: train/adapt.py is not installed (reinstall continuo, or set CONTINUO_SRC)");
+    char script[DATAFILE_PATH_MAX], replay[DATAFILE_PATH_MAX], seconds[32], threads[16], lr[32], kl[32],
+        rw[32], steps[16];
+    if (datafile_find(&adapt_script, script, sizeof script) != 0
+        || datafile_find(&adapt_replay, replay, sizeof replay) != 0) {
+        log_error("adapt: train/adapt.py or models/adapt-replay.tok is not installed (reinstall continuo, "
+                  "or set CONTINUO_SRC and CONTINUO_DATADIR)");
         return -1;
     }
     double left = a->minutes * 60 - (clock_now_seconds() - t0) - 1;
@@ -346,10 +354,11 @@ static int fine_tune(const adapt_args *a, const adapt_paths *p, double t0, adapt
     snprintf(lr, sizeof lr, "%g", a->lr);
     snprintf(kl, sizeof kl, "%g", a->kl_weight);
     snprintf(steps, sizeof steps, "%d", a->max_steps);
+    snprintf(rw, sizeof rw, "%g", a->replay_weight);
     char *argv[] = { (char *)python(), script, "--model", (char *)p->start, "--train", (char *)p->train,
                      "--held", (char *)p->held, "--reference", (char *)p->reference, "--out", (char *)p->out,
                      "--result", (char *)p->result, "--seconds", seconds, "--threads", threads, "--lr", lr,
-                     "--kl-weight", kl, "--max-steps", steps, NULL };
+                     "--kl-weight", kl, "--replay", replay, "--replay-weight", rw, "--max-steps", steps, NULL };
     if (access(argv[0], X_OK) != 0) {
         say_install(argv[0]);
         return -1;
@@ -362,6 +371,20 @@ static int fine_tune(const adapt_args *a, const adapt_paths *p, double t0, adapt
         return -1;
     }
     return read_result(p->result, r);
+}
+
+/* FROM's bytes to TO, all or nothing.  0, or -1 (logged). */
+static int copy_file(const char *from, const char *to)
+{
+    uint8_t *data;
+    size_t len;
+    if (file_read_all(from, &data, &len) != 0)
+        return -1;
+    int rc = file_write_atomic(to, data, len);
+    free(data);
+    if (rc == 0)
+        printf("wrote %s\n", to);
+    return rc;
 }
 
 /* The sessions: FILES given, else the journal's.  0, or -1 (logged). */
@@ -433,6 +456,8 @@ static int adapt_run(const adapt_args *a, char **files, int n_files, const char 
     fflush(stdout);
     if (rc == 0 && fine_tune(a, &p, t0, &r) != 0)
         rc = -1;
+    if (rc == 0 && a->output)
+        rc = copy_file(p.out, a->output);
     if (rc == 0 && refuse(&r, why, sizeof why))
         printf("not kept: %s: nothing changed\n", why);
     else if (rc == 0)
@@ -444,7 +469,8 @@ static int adapt_run(const adapt_args *a, char **files, int n_files, const char 
 
 int cmd_adapt(int argc, char **argv)
 {
-    adapt_args a = { .minutes = 10, .use = -1, .threads = 1, .max_steps = 100000, .lr = 1e-4, .kl_weight = 1 };
+    adapt_args a = { .minutes = 10, .use = -1, .threads = 1, .max_steps = 100000, .lr = 1e-4, .kl_weight = 1,
+                    .replay_weight = 1 };
     const cli_option options[] = {
         CLI_DOUBLE("minutes", 0, "N", 0.05, 1440, &a.minutes, "the whole run at most, data and checks included "
                    "(default 10)"),
@@ -460,7 +486,11 @@ int cmd_adapt(int argc, char **argv)
         CLI_DOUBLE("lr", 0, "R", 1e-7, 1, &a.lr, "learning rate (default 1e-4)"),
         CLI_DOUBLE("kl-weight", 0, "W", 0, 100, &a.kl_weight, "the pull toward the start model's odds "
                    "(default 1; 0: none)"),
+        CLI_DOUBLE("replay-weight", 0, "W", 0, 100, &a.replay_weight, "the pull toward the start model's odds "
+                   "on general music (adapt-replay.tok; default 1; 0: none)"),
         CLI_INT("max-steps", 0, "N", 0, 100000000, &a.max_steps, "training steps at most (0: score only)"),
+        CLI_FILE("output", 'o', "FILE.gguf", &a.output, "also write the adapted model here, kept or not "
+                 "(to measure it: bench/adapt_player.py)"),
         CLI_OPT_CONFIG(&a.config),
         CLI_OPT_HELP,
         CLI_END
