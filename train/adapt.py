@@ -103,7 +103,10 @@ class Bar:
 
 
 def load(path: str, vocab: str) -> list:
-    seqs, _ = data_mod.load_seqs([path], vocab)
+    try:
+        seqs, _ = data_mod.load_seqs([path], vocab)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"adapt.py: {e}")
     seqs = [np.asarray(s, dtype=np.int64) for s in seqs if len(s) >= 2]
     if not seqs:
         raise SystemExit(f"{path}: no sequence of two events or more")

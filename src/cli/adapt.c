@@ -45,18 +45,21 @@ typedef struct adapt_args {
     const char *model, *reference, *journal, *config, *output;
 } adapt_args;
 
+/* The settings serve reads (--config, else the XDG places): 0, or -1 (logged). */
+static int load_config(const adapt_args *a, config *c)
+{
+    char found[CONFIG_STR_MAX];
+    config_defaults(c);
+    const char *path = a->config ? a->config : config_find_file(found, sizeof found) ? found : NULL;
+    return path && config_load_file(c, path) < 0 ? -1 : 0;
+}
+
 /* The start model: --model, else the config's model as `auto` reads it
  * without adapted models ($CONTINUO_MODEL, the shipped one): an adapt
  * always starts from the same model, so its drift never adds up. */
-static int start_model(const adapt_args *a, char *out, size_t len)
+static int start_model(const config *c, const adapt_args *a, char *out, size_t len)
 {
-    config c;
-    char found[CONFIG_STR_MAX];
-    config_defaults(&c);
-    const char *cfg = a->config ? a->config : config_find_file(found, sizeof found) ? found : NULL;
-    if (cfg && config_load_file(&c, cfg) < 0)
-        return -1;
-    const char *m = a->model ? a->model : strcmp(c.model, "auto") != 0 && c.model[0] ? c.model : NULL;
+    const char *m = a->model ? a->model : strcmp(c->model, "auto") != 0 && c->model[0] ? c->model : NULL;
     if (m && (strcmp(m, "echo") == 0 || strcmp(m, "stall") == 0)) {
         log_error("adapt: model = %s is a test engine, not a model file: give --model FILE.gguf", m);
         return -1;
@@ -388,7 +391,8 @@ static int copy_file(const char *from, const char *to)
 }
 
 /* The sessions: FILES given, else the journal's.  0, or -1 (logged). */
-static int gather(const adapt_args *a, char **files, int n_files, adapt_inputs *in, char *from, size_t len)
+static int gather(const config *c, const adapt_args *a, char **files, int n_files, adapt_inputs *in, char *from,
+                  size_t len)
 {
     for (int i = 0; i < n_files; i++)
         if (adapt_inputs_add(in, files[i]) != 0)
@@ -397,17 +401,15 @@ static int gather(const adapt_args *a, char **files, int n_files, adapt_inputs *
         snprintf(from, len, "%d file%s given", in->n, in->n == 1 ? "" : "s");
         return 0;
     }
-    config c;
     char dir[CONFIG_STR_MAX];
-    config_defaults(&c);
     if (a->journal)
         snprintf(dir, sizeof dir, "%s", a->journal);
-    else if (config_journal_dir(&c, STATE_READ, dir, sizeof dir) != 0) {
-        log_error("adapt: no journal folder: set HOME, or give MIDI files or --journal DIR");
+    else if (config_journal_dir(c, STATE_READ, dir, sizeof dir) != 0) {
+        log_error("adapt: no journal folder (journal_dir = off, or no HOME): give MIDI files or --journal DIR");
         return -1;
     }
     snprintf(from, len, "the journal, %s", dir);
-    if (access(dir, F_OK) != 0)
+    if (!a->journal && access(dir, F_OK) != 0)
         return 0;                               /* no journal yet: no playing */
     return adapt_inputs_journal(in, dir);
 }
@@ -419,8 +421,11 @@ static int prepare(const adapt_args *a, char **files, int n_files, adapt_paths *
     char from[CONFIG_STR_MAX + 32];
     model m;
     const vocab *v;
-    int rc = gather(a, files, n_files, &in, from, sizeof from);
-    if (rc == 0 && start_model(a, p->start, sizeof p->start) != 0)
+    config c;
+    int rc = load_config(a, &c);
+    if (rc == 0)
+        rc = gather(&c, a, files, n_files, &in, from, sizeof from);
+    if (rc == 0 && start_model(&c, a, p->start, sizeof p->start) != 0)
         rc = -1;
     if (rc == 0 && a->reference)
         snprintf(p->reference, sizeof p->reference, "%s", a->reference);
