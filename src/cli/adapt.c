@@ -442,8 +442,9 @@ static int prepare(const adapt_args *a, char **files, int n_files, adapt_paths *
                "changed\n", d->seconds, d->sessions, d->sessions == 1 ? "" : "s", from, ADAPT_MIN_SECONDS);
     else if (rc == 0)
         printf("adapting %s on %.1f min of playing in %d session%s (%s), %zu events; holding back the newest "
-               "%.1f min (%zu events) to judge with\n", p->start, d->seconds / 60, d->sessions,
-               d->sessions == 1 ? "" : "s", from, d->train_events, d->held_seconds / 60, d->held_events);
+               "%.1f min (%zu events, from %s on) to judge with\n", p->start, d->seconds / 60, d->sessions,
+               d->sessions == 1 ? "" : "s", from, d->train_events, d->held_seconds / 60, d->held_events,
+               in.path[d->held_from]);
     adapt_inputs_free(&in);
     return rc;
 }

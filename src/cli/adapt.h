@@ -25,6 +25,7 @@ typedef struct adapt_data {
     double seconds;        /* the player's playing in all sessions (silences capped) */
     double held_seconds;   /* of it held back: the newest tenth */
     int    sessions;       /* files with some of the player's playing */
+    int    held_from;      /* the oldest session (index in the inputs) with held-back playing */
     size_t train_events, held_events;
 } adapt_data;
 

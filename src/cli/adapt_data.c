@@ -224,8 +224,9 @@ static int split_sessions(const adapt_inputs *in, const vocab *v, note_list *not
         size_t cut = need > 0 && l->n ? cut_for(l, need) : l->n;
         if (cut < l->n) {
             double held = playing_from(l, cut);
-            need -= held;
+            need = cut > 0 ? 0 : need - held;   /* a session cut part way holds the rest of the tenth */
             out->held_seconds += held;
+            out->held_from = i;
         }
         rc = add_part(hw, v, l, cut, l->n, in->path[i], &out->held_events);
         if (rc == 0)

@@ -137,9 +137,12 @@ def passing(env: dict, files: list, model: str, ref: str, adapted: str) -> str:
     r = adapt(env, *files, "--model", model, "--reference", ref, "--minutes", "0.3", "--lr", "1e-3")
     check("adapt [" in r.stderr and re.search(r"\d+%.*held-back NLL", r.stderr) is not None,
           "the progress bar shows the share done and the held-back NLL")
-    m = re.search(r"on ([\d.]+) min of playing in 4 sessions .* newest ([\d.]+) min", r.stdout)
+    m = re.search(r"on ([\d.]+) min of playing in 4 sessions .* newest ([\d.]+) min \(\d+ events, from (\S+) on\)",
+                  r.stdout)
     check(m is not None and 0.08 <= float(m.group(2)) / float(m.group(1)) <= 0.12,
-          "4 sessions read; the newest tenth of the playing is held back")
+          "4 sessions read; a tenth of the playing is held back")
+    check(m is not None and os.path.basename(m.group(3)) == "day4.mid",
+          "the held-back tenth is the newest playing (the last file given: day4.mid)")
     got = kept(adapted)
     check(r.returncode == 0 and "kept: " in r.stdout and len(got) == 1, "a result that improves is kept")
     if len(got) != 1:
