@@ -3,8 +3,10 @@
 What a user of `continuo adapt` sees, in a state folder of the test's own:
   * without PyTorch it says to install python3-torch, and nothing changes;
   * a journal with under a minute of the player's playing (and more than a
-    minute of the model's, which does not count) changes nothing and says
-    how much there was;
+    minute of the model's, which does not count), in two sessions, one with
+    a track per part and one with a track per stretch of a part's playing
+    (the journal's layout today), changes nothing and says how much there
+    was;
   * a run that does not improve (--max-steps 0: the start model itself) is
     not kept, and says why; nor is one that drifts on the general reference
     (music unlike the player's) by more than 1% (the drift guards off);
@@ -52,13 +54,14 @@ def arpeggio_notes(seconds: float, seed: int, t0: float = 0.0) -> list:
     return notes
 
 
-def write_midi(path: str, parts: dict) -> None:
-    """A format 1 file, one track per PARTS entry (name: notes), one tick a millisecond."""
+def write_midi(path: str, parts) -> None:
+    """A format 1 file, one track per PARTS entry ((name, notes) pairs, or a dict), one tick a millisecond."""
     mf = mido.MidiFile(type=1, ticks_per_beat=500)
     tempo = mido.MidiTrack()
     tempo.append(mido.MetaMessage("set_tempo", tempo=500000, time=0))
     mf.tracks.append(tempo)
-    for ch, (name, notes) in enumerate(parts.items()):
+    for ch, (name, notes) in enumerate(parts.items() if isinstance(parts, dict) else parts):
+        ch = 1 if name == "continuo" else 0
         ev = []
         for on, p, v, ln in notes:
             ev.append((round(on * 1000), 1, mido.Message("note_on", channel=ch, note=p, velocity=v)))
@@ -105,14 +108,19 @@ def no_torch(env: dict, tmp: str, files: list, model: str, adapted: str) -> None
 def short_journal(env: dict, state: str, model: str, adapted: str) -> None:
     journal = os.path.join(state, "continuo", "journal")
     os.makedirs(journal)
+    # two sessions: one in the two-track layout, one as the journal writes it today (a track per
+    # stretch of one part's playing): 20 s of the player's in each, 90 s of the model's in all
     write_midi(os.path.join(journal, "session-20261201-200000.mid"),
-               {"player": arpeggio_notes(40, 1), "continuo": arpeggio_notes(90, 2, 40)})
+               {"player": arpeggio_notes(20, 1), "continuo": arpeggio_notes(45, 2, 20)})
+    player, model_part = arpeggio_notes(20, 3), arpeggio_notes(45, 4, 20)
+    fragments = [("player", player[k::4]) for k in range(4)] + [("continuo", model_part[k::3]) for k in range(3)]
+    write_midi(os.path.join(journal, "session-20261202-200000.mid"), fragments)
     r = adapt(env, "--model", model, "--minutes", "0.5")
-    m = re.search(r"not adapted: (\d+) s of playing in 1 session", r.stdout)
+    m = re.search(r"not adapted: (\d+) s of playing in 2 sessions", r.stdout)
     check(r.returncode == 0 and m is not None and "nothing changed" in r.stdout,
           "a journal with under a minute of playing: not adapted, nothing changed, and why")
-    check(m is not None and 38 <= int(m.group(1)) <= 42,
-          "only the player's track counts (40 s; the model's 90 s do not)")
+    check(m is not None and 39 <= int(m.group(1)) <= 43,
+          "only the player's tracks count, in both journal layouts (40 s; the model's 90 s do not)")
     check(not kept(adapted), "too little playing: no adapted model")
 
 
