@@ -247,7 +247,7 @@ static int write_card(const char *path, const char *name, const adapt_paths *p, 
                      "model: %s\ndate: %s\nstarted from: %s\n"
                      "minutes: %.2f\nsessions: %d\nheld-back minutes: %.2f\n"
                      "held-back NLL: %.4f -> %.4f (%+.2f%%)\nreference NLL: %.4f -> %.4f (%+.2f%%)\n"
-                     "reference: %s\nsteps: %d\nseconds: %.0f\n",
+                     "reference: %s\nsteps: %d\nfine-tune seconds: %.0f\n",
                      name, date, p->start, d->seconds / 60, d->sessions, d->held_seconds / 60, r->held_before,
                      r->held_after, change_pct(r->held_before, r->held_after), r->ref_before, r->ref_after,
                      change_pct(r->ref_before, r->ref_after), p->reference, r->steps, r->seconds);
@@ -414,6 +414,19 @@ static int gather(const config *c, const adapt_args *a, char **files, int n_file
     return adapt_inputs_journal(in, dir);
 }
 
+/* PATH made absolute in place (the card names files wherever adapt ran): 0, or -1 (logged). */
+static int absolute(char *path, size_t len)
+{
+    char *full = realpath(path, NULL);
+    if (!full) {
+        log_error("%s: %s", path, strerror(errno));
+        return -1;
+    }
+    snprintf(path, len, "%s", full);
+    free(full);
+    return 0;
+}
+
 /* Everything before the fine-tune: sessions, start model, reference, the token files. 0, 1 too little, -1. */
 static int prepare(const adapt_args *a, char **files, int n_files, adapt_paths *p, adapt_data *d)
 {
@@ -433,6 +446,8 @@ static int prepare(const adapt_args *a, char **files, int n_files, adapt_paths *
         log_error("adapt: the general reference models/adapt-reference.tok is not installed: give --reference FILE.tok");
         rc = -1;
     }
+    if (rc == 0)
+        rc = absolute(p->start, sizeof p->start) | absolute(p->reference, sizeof p->reference);
     if (rc == 0 && (rc = model_open(&m, p->start, &v)) == 0) {
         model_free(&m);
         rc = make_work(p);
