@@ -88,6 +88,14 @@ static const char *python(void)
     return p && *p ? p : "/usr/bin/python3";
 }
 
+/* SIGINT or SIGTERM while adapting: the child is ended and the work folder removed. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+    stop_signal = sig;
+}
+
 /* Runs ARGV (a NULL-terminated list) and waits; it is ended when it runs
  * past LIMIT_S seconds.  Its exit status, or -1 when it could not run or
  * was ended (logged). */
@@ -110,10 +118,13 @@ static int run_child(char *const *argv, double limit_s)
             break;
         if (r < 0 && errno != EINTR)
             return -1;
-        if (clock_now_seconds() > until) {
+        if (clock_now_seconds() > until || stop_signal) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
-            log_error("adapt: %s ran past its time (%.0f s): ended", argv[0], limit_s);
+            if (stop_signal)
+                log_error("adapt: stopped by signal %d", (int)stop_signal);
+            else
+                log_error("adapt: %s ran past its time (%.0f s): ended", argv[0], limit_s);
             return -1;
         }
         struct timespec ts = { 0, 50 * 1000 * 1000 };
@@ -473,9 +484,13 @@ static int adapt_run(const adapt_args *a, char **files, int n_files, const char 
     char why[512];
     memset(&p, 0, sizeof p);
     snprintf(p.dir, sizeof p.dir, "%s", dir);
+    struct sigaction sa = { .sa_handler = on_stop };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     int rc = prepare(a, files, n_files, &p, &d);
     fflush(stdout);
-    if (rc == 0 && fine_tune(a, &p, t0, &r) != 0)
+    if (rc == 0 && (stop_signal || fine_tune(a, &p, t0, &r) != 0))
         rc = -1;
     if (rc == 0 && a->output)
         rc = copy_file(p.out, a->output);
