@@ -117,7 +117,7 @@ def run_player(a, rows, composer):
     if r.returncode != 0 or not os.path.exists(adapted):
         print(f"{composer}: continuo adapt failed (exit {r.returncode})")
         return None
-    verdict = "kept" if "kept: " in r.stdout else "not kept"
+    verdict = "kept" if re.search(r"^kept: ", r.stdout, re.M) else "not kept"
     result = {"composer": composer, "verdict": verdict, "seconds": took, "given": len(given)}
     for name, files in (("same pieces", held), ("other composers", others), ("held-out piece", other_piece)):
         before, n = evaluate(a.continuo, a.model, files)
