@@ -69,6 +69,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--out", required=True, help="the adapted model file to write (.gguf)")
     ap.add_argument("--result", required=True, help="the scores, as JSON")
     ap.add_argument("--seconds", type=float, required=True, help="the whole budget, scoring included")
+    ap.add_argument("--until", type=float, default=0,
+                    help="or the end of the budget as CLOCK_MONOTONIC seconds (time.monotonic), whichever "
+                    "comes first: `continuo adapt` passes it, so Python's start-up counts too")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--lr", type=float, default=LR)
     ap.add_argument("--kl-weight", type=float, default=KL_WEIGHT)
@@ -232,11 +235,11 @@ class Adapter:
 def main(argv=None) -> int:
     a = parse_args(argv)
     t0 = time.monotonic()
-    deadline = t0 + a.seconds
+    deadline = min(t0 + a.seconds, a.until) if a.until > 0 else t0 + a.seconds
     torch.set_num_threads(max(a.threads, 1))
     torch.manual_seed(a.seed)
     train_mod.keep_freed_memory()
-    bar = Bar(a.seconds)
+    bar = Bar(deadline - t0)
     try:
         model, mc, kvs = export_mod.read_model(a.model)
     except (OSError, ValueError, KeyError) as e:

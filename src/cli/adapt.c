@@ -355,7 +355,7 @@ static int make_work(adapt_paths *p)
 static int fine_tune(const adapt_args *a, const adapt_paths *p, double t0, adapt_result *r)
 {
     char script[DATAFILE_PATH_MAX], replay[DATAFILE_PATH_MAX], seconds[32], threads[16], lr[32], kl[32],
-        rw[32], steps[16];
+        rw[32], steps[16], until[32];
     if (datafile_find(&adapt_script, script, sizeof script) != 0
         || datafile_find(&adapt_replay, replay, sizeof replay) != 0) {
         log_error("adapt: train/adapt.py or models/adapt-replay.tok is not installed (reinstall continuo, "
@@ -364,6 +364,7 @@ static int fine_tune(const adapt_args *a, const adapt_paths *p, double t0, adapt
     }
     double left = a->minutes * 60 - (clock_now_seconds() - t0) - 1;
     snprintf(seconds, sizeof seconds, "%.1f", left > 1 ? left : 1);
+    snprintf(until, sizeof until, "%.3f", clock_now_seconds() + (left > 1 ? left : 1));
     snprintf(threads, sizeof threads, "%d", a->threads);
     snprintf(lr, sizeof lr, "%g", a->lr);
     snprintf(kl, sizeof kl, "%g", a->kl_weight);
@@ -371,8 +372,9 @@ static int fine_tune(const adapt_args *a, const adapt_paths *p, double t0, adapt
     snprintf(rw, sizeof rw, "%g", a->replay_weight);
     char *argv[] = { (char *)python(), script, "--model", (char *)p->start, "--train", (char *)p->train,
                      "--held", (char *)p->held, "--reference", (char *)p->reference, "--out", (char *)p->out,
-                     "--result", (char *)p->result, "--seconds", seconds, "--threads", threads, "--lr", lr,
-                     "--kl-weight", kl, "--replay", replay, "--replay-weight", rw, "--max-steps", steps, NULL };
+                     "--result", (char *)p->result, "--seconds", seconds, "--until", until, "--threads", threads,
+                     "--lr", lr, "--kl-weight", kl, "--replay", replay, "--replay-weight", rw, "--max-steps", steps,
+                     NULL };
     if (access(argv[0], X_OK) != 0) {
         say_install(argv[0]);
         return -1;

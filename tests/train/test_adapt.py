@@ -23,6 +23,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 import mido
 
@@ -134,15 +135,21 @@ def not_better(env: dict, files: list, model: str, ref: str, adapted: str) -> No
 
 def drifting(env: dict, files: list, model: str, other: str, adapted: str) -> None:
     # the guards off (no pull toward the start model's odds, no replay), so that it drifts for sure
+    t = time.monotonic()
     r = adapt(env, *files, "--model", model, "--reference", other, "--minutes", "0.25", "--lr", "1e-3",
               "--kl-weight", "0", "--replay-weight", "0")
+    took = time.monotonic() - t
+    check(took <= 0.25 * 60 + 4, f"the whole run keeps to --minutes 0.25 (15 s; took {took:.1f} s)")
     check(r.returncode == 0 and re.search(r"not kept: the general reference scores .* drifted", r.stdout)
           is not None, "a result that drifts more than 1% on the general reference is not kept, and why")
     check(not kept(adapted), "drifted: no adapted model")
 
 
 def passing(env: dict, files: list, model: str, ref: str, adapted: str) -> str:
+    t = time.monotonic()
     r = adapt(env, *files, "--model", model, "--reference", ref, "--minutes", "0.3", "--lr", "1e-3")
+    took = time.monotonic() - t
+    check(took <= 0.3 * 60 + 4, f"the whole run keeps to --minutes 0.3 (18 s; took {took:.1f} s)")
     check("adapt [" in r.stderr and re.search(r"\d+%.*held-back NLL", r.stderr) is not None,
           "the progress bar shows the share done and the held-back NLL")
     m = re.search(r"on ([\d.]+) min of playing in 4 sessions .* newest ([\d.]+) min \(\d+ events, from (\S+) on\)",
