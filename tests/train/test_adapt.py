@@ -20,6 +20,7 @@ What a user of `continuo adapt` sees, in a state folder of the test's own:
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -221,6 +222,7 @@ def main() -> int:
     path = passing(env, files, model, ref, adapted)
     if path:
         choices(env, path)
+    shutil.rmtree(tmp, ignore_errors=True)
     print(f"{len(FAILS)} failure(s)")
     return 1 if FAILS else 0
 
