@@ -28,6 +28,8 @@ static const command commands[] = {
       .summary = "check what the service needs here, with a fix for each problem" },
     { .name = "journal", .run = cmd_journal,
       .summary = "the sessions the service journaled: list them, export one" },
+    { .name = "adapt", .run = cmd_adapt,
+      .summary = "fine-tune the model on the player's sessions; keep it if it fits better" },
 };
 
 static void usage(FILE *fp)

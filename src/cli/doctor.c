@@ -18,6 +18,7 @@
 #include "config.h"
 #include "cli/commands.h"
 #include "cli/opts.h"
+#include "daemon/adapted.h"
 #include "daemon/control.h"
 #include "daemon/linksync.h"
 #include "daemon/options.h"
@@ -408,15 +409,17 @@ static void check_model(doctor *d, const config *c)
         report(d, OK, "model", NULL, "echo (model-free test engine: answers with the phrase a fifth up)");
         return;
     }
-    if (model_open(&m, c->model[0] ? c->model : NULL, &v) != 0) {
+    char adapted[ADAPTED_PATH_MAX];
+    const char *file = adapted_model_for(c->model, adapted, sizeof adapted);
+    if (model_open(&m, file, &v) != 0) {
         report(d, FAIL, "model", "model = PATH of a .gguf model (`continuo serve --dump-config`), "
                "or install continuo's default model", "%s: cannot be loaded (see above)",
-               c->model[0] ? c->model : "the default model");
+               file ? file : "the default model");
         return;
     }
     char path[CONFIG_STR_MAX];
-    if (model_resolve_path(c->model[0] ? c->model : NULL, path, sizeof path) != 0)
-        snprintf(path, sizeof path, "%s", c->model[0] ? c->model : "(default)");
+    if (model_resolve_path(file, path, sizeof path) != 0)
+        snprintf(path, sizeof path, "%s", file ? file : "(default)");
     if (model_state_init(&s, &m, c->model_threads) != 0) {
         report(d, FAIL, "model", "a smaller model, or more memory", "%s: loaded, but no memory for its state",
                path);

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "cli/commands.h"
@@ -193,18 +192,9 @@ done:
     return rc;
 }
 
-/* Seconds since the epoch of PATH's last change, or -1 when it is not there. */
-static double changed_at(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 ? (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9 : -1;
-}
-
-/* The folder: --dir, else the config's journal_dir as the service reads it.
- * By default that is $XDG_STATE_HOME/continuo/journal from a shell, but
- * the user unit's StateDirectory=, under the user manager of systemd 252
- * (Debian 12), is ~/.config/continuo (systemd put user units' state under
- * $XDG_CONFIG_HOME before): the folder of the two that changed last. */
+/* The folder: --dir, else the config's journal_dir as a reader looks for
+ * it (util/statedir.h: the shell's state folder or the user unit's,
+ * whichever journal changed last). */
 static int folder(const char *dir_arg, const char *config_arg, char *dir, size_t len)
 {
     config c;
@@ -217,17 +207,7 @@ static int folder(const char *dir_arg, const char *config_arg, char *dir, size_t
     const char *path = config_arg ? config_arg : config_find_file(found, sizeof found) ? found : NULL;
     if (path && config_load_file(&c, path) < 0)
         return -1;
-    int r = config_journal_dir(&c, dir, len);
-    const char *state = getenv("STATE_DIRECTORY"), *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    char unit[CONFIG_STR_MAX];
-    if (r == 0 && !c.journal_dir[0] && !(state && *state) && ((xdg && *xdg) || (home && *home))) {
-        if (xdg && *xdg)
-            snprintf(unit, sizeof unit, "%s/continuo/journal", xdg);
-        else
-            snprintf(unit, sizeof unit, "%s/.config/continuo/journal", home);
-        if (changed_at(unit) > changed_at(dir))
-            snprintf(dir, len, "%s", unit);
-    }
+    int r = config_journal_dir(&c, STATE_READ, dir, len);
     if (r > 0)
         log_error("the journal is off (journal_dir = off in %s): give the folder with --dir", path ? path : "?");
     else if (r < 0)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "codec/vocab.h"
+#include "daemon/adapted.h"
 #include "daemon/engine.h"
 #include "model/model.h"
 #include "play/candidates.h"
@@ -53,10 +54,12 @@ static int me_open(void **state, const config *cfg)
         log_error("cannot start the model engine: out of memory");
         return -1;
     }
-    if (model_open(&e->m, cfg->model[0] ? cfg->model : NULL, &e->v) != 0) {
+    char adapted[ADAPTED_PATH_MAX];
+    if (model_open(&e->m, adapted_model_for(cfg->model, adapted, sizeof adapted), &e->v) != 0) {
         free(e);
         return -1;
     }
+    log_info("model: %s", e->m.file.path);
     int n_ctx = cfg->context_events < e->m.cfg.context ? cfg->context_events : e->m.cfg.context;
     if (continuation_init(&e->cont, &e->m, e->v, n_ctx, cfg->model_threads, (model_memory)cfg->memory,
                           cfg->play.max_note_ms / 1000.0, 0) < 0) {

@@ -44,10 +44,11 @@
  * does: phrase.c maps the controller by it, config_check keeps two keys off
  * one controller, config_help writes its help. */
 const option_def config_options[] = {
-    { .name = "model", .type = OPT_STRING, .default_value = "", .apply = RESTART, .offset = OFF(model),
+    { .name = "model", .type = OPT_STRING, .default_value = "auto", .apply = RESTART, .offset = OFF(model),
       .help = "Model file (a Music Transformer exported by the engine's tools).\n"
-              "Empty: $CONTINUO_MODEL, else the model installed with continuo\n"
-              "(continuo-default.gguf).  echo: a model-free engine that answers with\n"
+              "auto (or empty): $CONTINUO_MODEL, else the model `continuo adapt` kept\n"
+              "last (or the one chosen with adapt --use), else the model installed\n"
+              "with continuo (continuo-default.gguf).  echo: a model-free engine that answers with\n"
               "the phrase a fifth up (for tests); stall: echo's first note, then it\n"
               "hangs (tests the watchdog: systemd restarts the service)." },
     { .name = "input", .type = OPT_STRING, .default_value = "alsa", .apply = RESTART, .offset = OFF(input),
@@ -400,22 +401,19 @@ int config_set(config *c, const option_def *opt, const char *value, char *why, s
     return -1;
 }
 
-int config_journal_dir(const config *c, char *dir, size_t len)
+int config_journal_dir(const config *c, state_use use, char *dir, size_t len)
 {
-    const char *set = c->journal_dir, *state = getenv("STATE_DIRECTORY"), *xdg = getenv("XDG_STATE_HOME"),
-               *home = getenv("HOME");
+    const char *set = c->journal_dir;
     if (strcmp(set, "off") == 0)
         return 1;
-    if (*set)
+    if (*set) {
         snprintf(dir, len, "%s", set);
-    else if (state && *state)
-        snprintf(dir, len, "%s/journal", state);
-    else if (xdg && *xdg)
-        snprintf(dir, len, "%s/continuo/journal", xdg);
-    else if (home && *home)
-        snprintf(dir, len, "%s/.local/state/continuo/journal", home);
-    else
+        return 0;
+    }
+    char state[CONFIG_STR_MAX];
+    if (state_dir(use, "journal", state, sizeof state) != 0)
         return -1;
+    snprintf(dir, len, "%s/journal", state);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "play/play_options.h"
+#include "util/statedir.h"
 
 #define CONFIG_STR_MAX 1024     /* longest string value, with its NUL */
 
@@ -190,12 +191,11 @@ const char *config_format(const config *c, const option_def *opt, char *buf, siz
  * "PATH:LINE: ..." and makes it return -1 (C may be partly updated: parse
  * into a copy).  Returns the number of warnings, or -1. */
 int config_load_file(config *c, const char *path);
-/* The journal's folder into DIR (LEN bytes): journal_dir, else the
- * service's state directory ($STATE_DIRECTORY, which the user unit's
- * StateDirectory= sets)/journal, else $XDG_STATE_HOME/continuo/journal,
- * else ~/.local/state/continuo/journal.  0, 1 when journal_dir is off, -1
- * when there is no place (no HOME). */
-int config_journal_dir(const config *c, char *dir, size_t len);
+/* The journal's folder into DIR (LEN bytes): journal_dir, else the state
+ * folder's journal (util/statedir.h: USE says whether the service writes
+ * it or a reader looks for it).  0, 1 when journal_dir is off, -1 when
+ * there is no place (no HOME). */
+int config_journal_dir(const config *c, state_use use, char *dir, size_t len);
 /* Parses TEXT (from NAME) the same way; for tests and fuzzing. */
 int config_load_text(config *c, const char *text, size_t len, const char *name);
 

@@ -54,7 +54,7 @@ static int open_outputs(service *sv)
             return -1;
     }
     char dir[CONFIG_STR_MAX], spec[CONFIG_STR_MAX + 16];
-    int j = config_journal_dir(&sv->cfg, dir, sizeof dir);
+    int j = config_journal_dir(&sv->cfg, STATE_WRITE, dir, sizeof dir);
     if (j == 0 && !sv->cfg.journal_dir[0])     /* the default's parents: .../continuo */
         for (char *s = strchr(dir + 1, '/'); s; s = strchr(s + 1, '/')) {
             *s = 0;

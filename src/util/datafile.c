@@ -38,7 +38,8 @@ int datafile_places(const datafile *f, char places[][DATAFILE_PATH_MAX])
             snprintf(places[np++], DATAFILE_PATH_MAX, "%s/%s/%s", env, f->source_dir, f->name);
     }
     if (f->installed)
-        snprintf(places[np++], DATAFILE_PATH_MAX, "%s/%s", CONTINUO_DATADIR, f->name);
+        snprintf(places[np++], DATAFILE_PATH_MAX, "%s/%s%s%s", CONTINUO_DATADIR, f->installed_sub ? f->installed_sub : "",
+                 f->installed_sub ? "/" : "", f->name);
     char dir[DATAFILE_PATH_MAX];
     if (f->beside_binary && binary_parent(dir) == 0)
         np += snprintf(places[np], DATAFILE_PATH_MAX, "%s/%s/%s", dir, f->source_dir, f->name) > 0;

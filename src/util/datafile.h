@@ -28,6 +28,7 @@ typedef struct datafile {
     int          installed;     /* installed into CONTINUO_DATADIR */
     int          beside_binary; /* look in the source tree above the binary */
     int          cwd_dot;       /* write the working folder's place ./SOURCE_DIR/NAME (as demo always has) */
+    const char  *installed_sub; /* installed into this folder of CONTINUO_DATADIR ("train"); NULL: itself */
 } datafile;
 
 enum { DATAFILE_MAX_PLACES = 6, DATAFILE_PATH_MAX = 4096 };

@@ -9,11 +9,11 @@
 #include "util/datafile.h"
 
 static const datafile model = { "continuo-default.gguf", "CONTINUO_TEST_MODEL", DATAFILE_ENV_FILE,
-                                "models", 1, 0, 0 };
+                                "models", 1, 0, 0, NULL };
 static const datafile motif = { "motif.mid", "CONTINUO_TEST_DATADIR", DATAFILE_ENV_DATA_DIR,
-                                "models", 1, 1, 1 };
+                                "models", 1, 1, 1, NULL };
 static const datafile script = { "bench_torch.py", "CONTINUO_TEST_SRC", DATAFILE_ENV_SOURCE_DIR,
-                                 "train", 0, 1, 0 };
+                                 "train", 0, 1, 0, NULL };
 
 int main(void)
 {
@@ -61,8 +61,13 @@ int main(void)
     setenv("CONTINUO_TEST_MODEL", "/no/such/model.gguf", 1);
     if (chdir(dir) == 0)          /* no models/ here, and nothing installed under this name */
         CHECK_INT(datafile_find(&(datafile){ "no-such.gguf", "CONTINUO_TEST_MODEL", DATAFILE_ENV_FILE,
-                                             "models", 1, 0, 0 }, out, sizeof out), -1);
+                                             "models", 1, 0, 0, NULL }, out, sizeof out), -1);
     unlink(file);
+    /* A file installed in a folder of the data folder: adapt's train/adapt.py. */
+    static const datafile sub = { "adapt.py", NULL, DATAFILE_ENV_FILE, "train", 1, 0, 0, "train" };
+    char places[DATAFILE_MAX_PLACES][DATAFILE_PATH_MAX];
+    CHECK(datafile_places(&sub, places) == 2);
+    CHECK(strcmp(places[0], CONTINUO_DATADIR "/train/adapt.py") == 0);
     rmdir(dir);
     return CHECK_DONE();
 }

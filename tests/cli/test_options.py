@@ -14,7 +14,8 @@ CONTINUO = os.environ["CONTINUO"]
 SRC = os.environ["CONTINUO_SRC"]
 MODEL = os.path.join(SRC, "models", "continuo-default.gguf")
 MOTIF = os.path.join(SRC, "models", "motif.mid")
-COMMANDS = ["encode", "decode", "inspect", "continue", "eval", "bench", "serve", "ctl", "demo", "doctor", "journal"]
+COMMANDS = ["encode", "decode", "inspect", "continue", "eval", "bench", "serve", "ctl", "demo", "doctor", "journal",
+            "adapt"]
 fails = []
 
 
@@ -55,7 +56,7 @@ def test_help():
         r2 = run(cmd, "-h")
         check(r2.returncode == 0 and r2.stdout == r.stdout, f"{cmd} -h is --help")
     for opt, cmds in (("--model", ["continue", "eval", "bench"]), ("--threads", ["continue", "eval", "bench"]),
-                      ("--config", ["serve", "doctor", "journal"]), ("--set", ["serve", "doctor"]),
+                      ("--config", ["serve", "doctor", "journal", "adapt"]), ("--set", ["serve", "doctor"]),
                       ("--wav", ["continue", "demo"]), ("--play", ["continue", "demo"]),
                       ("--quiet", ["encode", "decode"])):
         texts = {rows[c].get(opt) for c in cmds}
@@ -77,6 +78,8 @@ def test_help():
         "demo": ["--output", "--wav", "--play"],
         "doctor": ["--config", "--set"],
         "journal": ["--dir", "--config", "--output", "--minutes"],
+        "adapt": ["--minutes", "--list", "--use", "--reset", "--journal", "--model", "--reference", "--threads",
+                  "--lr", "--kl-weight", "--replay-weight", "--max-steps", "--output", "--config"],
     }
     for cmd, opts in expected.items():
         missing = [o for o in opts if o not in rows[cmd]]
@@ -117,6 +120,8 @@ def test_usage_errors(d):
     usage_error(["doctor", "--set"], "--set needs a value")
     usage_error(["serve", "--set", "temperature=hot"], "--set temperature=hot: expected a number")
     usage_error(["inspect", "--x"], "unknown option '--x'")
+    usage_error(["adapt", "--minutes", "0"], "--minutes", "'0'")
+    usage_error(["adapt", "--use", "1", "--reset"], "continuo adapt: --list, --use and --reset go alone")
     usage_error(["continue", MOTIF, "--model", MODEL], "usage: continuo continue PRIMER.mid -o OUT.mid")
     # ctl's words after the command are the command's, even when they start with '-'
     r = run("ctl", "--socket", os.path.join(d, "no-socket"), "--timeout", "100", "set", "cc_panic", "-1")

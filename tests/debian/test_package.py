@@ -70,7 +70,9 @@ try:
     for want in ("/usr/bin/continuo", "/usr/share/continuo/continuo-default.gguf",
                  "/usr/share/continuo/MODEL_CARD.md", "/usr/lib/systemd/user/continuo.service",
                  "/usr/share/man/man1/continuo.1.gz", "/etc/xdg/continuo/continuo.conf",
-                 "/usr/share/doc/continuo/copyright"):
+                 "/usr/share/doc/continuo/copyright", "/usr/share/continuo/train/adapt.py",
+                 "/usr/share/continuo/train/train.py", "/usr/share/continuo/adapt-reference.tok",
+                 "/usr/share/continuo/adapt-replay.tok"):
         check(want in paths, "the package holds %s" % want)
     ctl = os.path.join(tmp, "control")
     subprocess.run(["dpkg-deb", "-e", deb, ctl], check=True)

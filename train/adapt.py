@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""adapt.py: fine-tunes a model file on one player's playing, within a time budget (`continuo adapt` runs it).
+
+  /usr/bin/python3 train/adapt.py --model START.gguf --train TRAIN.tok --held HELD.tok \
+      --reference REF.tok --out OUT.gguf --result RESULT.json --seconds 540
+
+TRAIN.tok is the player's playing to learn from, HELD.tok the newest tenth
+of it, held back to judge with, REF.tok the general reference (continuations
+the shipped model sampled itself: models/adapt-reference.tok). Both the
+start model and the result are scored on HELD and REF exactly as
+`continuo eval` scores (train.py's evaluate, the weights as the file stores
+them); OUT.gguf is written (all or nothing) with the best weights seen on
+HELD, and RESULT.json holds the four NLLs, the steps and the seconds.
+Whether the result is kept is `continuo adapt`'s decision, not this script's.
+Exit status 3: PyTorch or NumPy cannot be imported.
+
+The drift guards (docs/TRAINING.md, "Adapting to a player"):
+  * a pull toward the start model's odds: the loss is the player's
+    cross-entropy plus KL_WEIGHT x KL(start || adapted) on the same crops,
+    so events the player's playing says nothing about keep their odds;
+  * replay: REPLAY_WEIGHT x KL(start || adapted) on crops of general music
+    (--replay: continuations the shipped model sampled, a file apart from
+    the reference that judges), so contexts unlike the player's keep
+    theirs too;
+  * early stopping: HELD is scored every few steps and the best weights
+    are the result; PATIENCE scorings without a better one end the run;
+  * a small learning rate (1e-4) with a short warmup and a cosine decay
+    over the steps the budget allows, Adam without weight decay (decay
+    toward zero would be a drift of its own).
+"""
+
+import argparse
+import copy
+import json
+import math
+import os
+import sys
+import time
+
+try:
+    import numpy as np
+    import torch
+except ImportError as e:            # `continuo adapt` tells the user what to install
+    sys.stderr.write(f"adapt.py: {e}\n")
+    sys.exit(3)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import data as data_mod                                   # noqa: E402
+import export as export_mod                               # noqa: E402
+import train as train_mod                                 # noqa: E402
+from model import masked_nll                              # noqa: E402
+
+# Defaults, to be measured (bench/adapt_player.py sweeps them; docs/TRAINING.md)
+LR = 1e-4
+KL_WEIGHT = 1.0
+REPLAY_WEIGHT = 1.0
+BATCH = 8
+CROP = 256            # events per crop (the player's phrases; shorter than the context: more crops a step)
+PATIENCE = 4
+EVAL_SHARE = 0.2      # at most this share of the training time goes to scoring HELD
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", required=True, help="the model file to start from (.gguf)")
+    ap.add_argument("--train", required=True, help="the player's playing to learn from (.tok)")
+    ap.add_argument("--held", required=True, help="the newest tenth, held back to judge with (.tok)")
+    ap.add_argument("--reference", required=True, help="the general reference (.tok)")
+    ap.add_argument("--out", required=True, help="the adapted model file to write (.gguf)")
+    ap.add_argument("--result", required=True, help="the scores, as JSON")
+    ap.add_argument("--seconds", type=float, required=True, help="the whole budget, scoring included")
+    ap.add_argument("--until", type=float, default=0,
+                    help="or the end of the budget as CLOCK_MONOTONIC seconds (time.monotonic), whichever "
+                    "comes first: `continuo adapt` passes it, so Python's start-up counts too")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--lr", type=float, default=LR)
+    ap.add_argument("--kl-weight", type=float, default=KL_WEIGHT)
+    ap.add_argument("--replay", help="general music to keep the start model's odds on (.tok; "
+                    "models/adapt-replay.tok, not the reference)")
+    ap.add_argument("--replay-weight", type=float, default=REPLAY_WEIGHT)
+    ap.add_argument("--max-steps", type=int, default=100000)
+    ap.add_argument("--batch", type=int, default=BATCH)
+    ap.add_argument("--seed", type=int, default=1)
+    return ap.parse_args(argv)
+
+
+class Bar:
+    """The progress bar on stderr: redrawn in place on a terminal, a line per scoring otherwise."""
+
+    def __init__(self, seconds: float):
+        self.seconds, self.t0 = seconds, time.monotonic()
+        self.tty = sys.stderr.isatty()
+
+    def show(self, what: str, final: bool = False) -> None:
+        el = time.monotonic() - self.t0
+        frac = min(el / max(self.seconds, 1e-9), 1.0)
+        w = 24
+        k = int(w * frac)
+        bar = "=" * k + (">" if k < w else "") + " " * max(w - k - 1, 0)
+        line = f"adapt [{bar}] {100 * frac:3.0f}%  {el:5.0f} of {self.seconds:.0f} s  {what}"
+        if self.tty:
+            sys.stderr.write("\r" + line[:118].ljust(118) + ("\n" if final else ""))
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def load(path: str, vocab: str) -> list:
+    try:
+        seqs, _ = data_mod.load_seqs([path], vocab)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"adapt.py: {e}")
+    seqs = [np.asarray(s, dtype=np.int64) for s in seqs if len(s) >= 2]
+    if not seqs:
+        raise SystemExit(f"{path}: no sequence of two events or more")
+    return seqs
+
+
+def score(model, seqs: list, context: int, dtype: str) -> float:
+    """NLL per event of SEQS as `continuo eval` gives it for the model file MODEL would be."""
+    m = train_mod.weights_as_exported(model, dtype)
+    total, count = train_mod.evaluate(m, seqs, context, torch.device("cpu"))
+    return total / max(count, 1)
+
+
+def lr_at(frac: float, lr: float) -> float:
+    """The learning rate FRAC of the way through the training time: a warmup
+    over the first tenth, then a cosine decay to a tenth of LR."""
+    if frac < 0.1:
+        return lr * max(frac, 0.01) / 0.1
+    p = min((frac - 0.1) / 0.9, 1.0)
+    return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * p)))
+
+
+def kl_to_start(logits: torch.Tensor, ref: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """KL(start || model) summed over the scored positions MASK."""
+    logp = torch.log_softmax(logits.float(), -1)
+    logq = torch.log_softmax(ref.float(), -1)
+    return ((logq.exp() * (logq - logp)).sum(-1) * mask).sum()
+
+
+def step_loss(model, start, x: torch.Tensor, pad_id, kl_weight: float, amp) -> torch.Tensor:
+    """Cross-entropy of the crops X plus KL_WEIGHT x KL(start || model) on their scored events."""
+    tgt = x[:, 1:]
+    mask = tgt != pad_id if pad_id is not None else torch.ones_like(tgt, dtype=torch.bool)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+        logits = model(x[:, :-1])
+        with torch.no_grad():
+            ref = start(x[:, :-1]) if kl_weight > 0 else None
+    nll, n = masked_nll(logits.float(), tgt, pad_id, mask)
+    loss = nll / max(n, 1)
+    if ref is not None:
+        loss = loss + kl_weight * kl_to_start(logits, ref, mask) / max(n, 1)
+    return loss
+
+
+def replay_loss(model, start, x: torch.Tensor, pad_id, amp) -> torch.Tensor:
+    """KL(start || model) on replay crops X: the start model's odds kept where the player's playing is not."""
+    mask = x[:, 1:] != pad_id if pad_id is not None else torch.ones_like(x[:, 1:], dtype=torch.bool)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+        logits = model(x[:, :-1])
+        with torch.no_grad():
+            ref = start(x[:, :-1])
+    return kl_to_start(logits, ref, mask) / max(int(mask.sum()), 1)
+
+
+class Adapter:
+    """The fine-tune: crops of the player's playing, Adam, scoring HELD now and then, the best kept."""
+
+    def __init__(self, a, model, mc, train_seqs, held, dtype, replay=None):
+        self.a, self.model, self.mc, self.held, self.dtype = a, model, mc, held, dtype
+        self.start = copy.deepcopy(model).eval()
+        for p in self.start.parameters():
+            p.requires_grad_(False)
+        lay = data_mod.layout(mc.vocab_name)
+        self.pad_id = lay.pad_id
+        self.corpus = data_mod.Corpus(train_seqs, lay, min(CROP, mc.context), transpose_max=3, seed=a.seed)
+        self.replay = data_mod.Corpus(replay, lay, min(CROP, mc.context), transpose_max=3, seed=a.seed + 1) \
+            if replay and a.replay_weight > 0 else None
+        self.opt = torch.optim.Adam(model.parameters(), lr=a.lr, betas=(0.9, 0.98))
+        self.amp = train_mod.cpu_has_bf16()
+        self.best_state, self.best, self.best_step = None, None, 0
+
+    def timed_step(self, step: int, frac: float) -> float:
+        t = time.monotonic()
+        self.model.train()
+        for g in self.opt.param_groups:
+            g["lr"] = lr_at(frac, self.a.lr)
+        x = torch.from_numpy(self.corpus.batch(step, self.a.batch))
+        loss = step_loss(self.model, self.start, x, self.pad_id, self.a.kl_weight, self.amp)
+        if self.replay is not None:
+            r = torch.from_numpy(self.replay.batch(step, max(self.a.batch // 2, 1)))
+            loss = loss + self.a.replay_weight * replay_loss(self.model, self.start, r, self.pad_id, self.amp)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.opt.step()
+        return time.monotonic() - t
+
+    def judge(self, step: int) -> bool:
+        """Scores HELD; keeps the weights when they are the best yet. True when they are."""
+        nll = score(self.model, self.held, self.mc.context, self.dtype)
+        if self.best is None or nll < self.best:
+            self.best, self.best_step = nll, step
+            self.best_state = copy.deepcopy(self.model.state_dict())
+            return True
+        return False
+
+    def run(self, held_start: float, until: float, eval_s: float, bar: Bar) -> int:
+        """Trains until the monotonic time UNTIL, max_steps or PATIENCE scorings
+        without a better one; HELD is scored so that scoring takes at most
+        EVAL_SHARE of the time. The best weights are the model's at the end.
+        Returns the steps taken."""
+        self.best, self.best_state = held_start, copy.deepcopy(self.model.state_dict())
+        t_start = last = time.monotonic()
+        span = max(until - t_start, 1e-3)
+        steps, misses, step_s, judged = 0, 0, 0.0, True
+        while steps < self.a.max_steps and time.monotonic() + step_s < until:
+            step_s = self.timed_step(steps, (time.monotonic() - t_start) / span)
+            steps += 1
+            judged = False
+            if time.monotonic() - last >= eval_s / EVAL_SHARE:
+                misses = 0 if self.judge(steps) else misses + 1
+                last, judged = time.monotonic(), True
+                bar.show(f"step {steps}  held-back NLL {self.best:.4f} (start {held_start:.4f})")
+                if misses >= PATIENCE:
+                    bar.show(f"held-back NLL not lower for {PATIENCE} scorings: stopping at step {steps}")
+                    break
+        if not judged:
+            self.judge(steps)
+        self.model.load_state_dict(self.best_state)
+        return steps
+
+
+def main(argv=None) -> int:
+    a = parse_args(argv)
+    t0 = time.monotonic()
+    deadline = min(t0 + a.seconds, a.until) if a.until > 0 else t0 + a.seconds
+    torch.set_num_threads(max(a.threads, 1))
+    torch.manual_seed(a.seed)
+    train_mod.keep_freed_memory()
+    bar = Bar(deadline - t0)
+    try:
+        model, mc, kvs = export_mod.read_model(a.model)
+    except (OSError, ValueError, KeyError) as e:
+        raise SystemExit(f"{a.model}: cannot be read as a model: {e}")
+    dtype = "f16" if int(kvs.get("general.file_type", 0)) == 1 else "f32"
+    train_seqs, held = load(a.train, mc.vocab_name), load(a.held, mc.vocab_name)
+    ref = load(a.reference, mc.vocab_name)
+    bar.show("scoring the start model")
+    t = time.monotonic()
+    held_before = score(model, held, mc.context, dtype)
+    held_s = time.monotonic() - t
+    ref_before = score(model, ref, mc.context, dtype)
+    eval_s = time.monotonic() - t
+    bar.show(f"start model: held-back NLL {held_before:.4f}, reference {ref_before:.4f}")
+    reserve = 1.3 * eval_s + 3.0                  # the final scoring and the export
+    replay = load(a.replay, mc.vocab_name) if a.replay else None
+    ad = Adapter(a, model, mc, train_seqs, held, dtype, replay)
+    steps = 0
+    if a.max_steps > 0:
+        steps = ad.run(held_before, deadline - reserve, held_s, bar)
+    model.eval()
+    held_after = score(model, held, mc.context, dtype) if steps else held_before
+    ref_after = score(model, ref, mc.context, dtype)
+    prov = {"init_from": os.path.abspath(a.model), "steps": steps, "valid_nll": held_after,
+            "adapt_held_before": held_before, "adapt_reference_after": ref_after}
+    tmp = a.out + ".part"
+    export_mod.export_model(model, mc, tmp, prov, dtype=dtype)
+    os.replace(tmp, a.out)
+    res = {"held_before": held_before, "held_after": held_after, "ref_before": ref_before,
+           "ref_after": ref_after, "steps": steps, "best_step": ad.best_step,
+           "held_events": int(sum(len(s) - 1 for s in held)),
+           "train_events": int(sum(len(s) for s in train_seqs)),
+           "seconds": time.monotonic() - t0, "lr": a.lr, "kl_weight": a.kl_weight,
+           "replay_weight": a.replay_weight if a.replay else 0}
+    with open(a.result + ".part", "w") as fh:
+        json.dump(res, fh, indent=1)
+    os.replace(a.result + ".part", a.result)
+    bar.show(f"done: held-back NLL {held_before:.4f} -> {held_after:.4f}, "
+             f"reference {ref_before:.4f} -> {ref_after:.4f}", final=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
