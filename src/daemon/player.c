@@ -14,6 +14,11 @@ static void hear_player(service *sv, const midi_msg *m, double t)
     memset(&c, 0, sizeof c);
     c.kind = GEN_LISTEN;
     c.heard = (smf_event){ .time = t, .status = m->status, .data1 = m->data1, .data2 = m->data2 };
+    int type = m->status & 0xF0, on = type == 0x90 && m->data2 > 0;
+    if (on)
+        c.heard.tick = watch_player_id(sv, m->data1);      /* its tag in the context */
+    if (type == 0x90 || type == 0x80)
+        watch_note(sv, 0, on, m->data1, m->data2, t, c.heard.tick);
     if (generator_send(&sv->gen, &c) < 0)
         log_warn_limited(&sv->busy_warn, "generator busy: a note of the player was not heard");
 }

@@ -42,6 +42,10 @@ static int hear_file(service *sv, const smf *f, double base)
         c.kind = GEN_LISTEN;
         c.heard = f->events[i];
         c.heard.time = base + f->events[i].time;
+        int type = c.heard.status & 0xF0, on = type == 0x90 && c.heard.data2 > 0;
+        c.heard.tick = on ? watch_player_id(sv, c.heard.data1) : 0;    /* its tag in the context */
+        if (type == 0x90 || type == 0x80)
+            watch_note(sv, 0, on, c.heard.data1, c.heard.data2, c.heard.time, c.heard.tick);
         if (generator_send(&sv->gen, &c) < 0)
             return -1;
     }
