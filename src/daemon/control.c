@@ -486,3 +486,24 @@ int control_request(const char *path, const char *line, char *reply, size_t len,
     }
     return 0;
 }
+
+int control_watch(const char *path, FILE *out)
+{
+    char buf[CONTROL_FRAME_MAX];
+    int fd = connect_service(path);
+    if (fd < 0)
+        return -1;
+    if (send_line(fd, path, "watch") < 0) {
+        close(fd);
+        return -1;
+    }
+    for (;;) {
+        ssize_t r = recv(fd, buf, sizeof buf, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0 || fwrite(buf, 1, (size_t)r, out) != (size_t)r || fflush(out) != 0)
+            break;
+    }
+    close(fd);
+    return 0;
+}

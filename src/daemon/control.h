@@ -4,6 +4,7 @@
 
 #include <poll.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define CONTROL_MAX_CLIENTS 16
 #define CONTROL_LINE_MAX    4096    /* longest request line, with its newline */
@@ -90,5 +91,9 @@ void control_broadcast(control_server *cs, const char *frame);
 /* Client side (`continuo ctl`): sends LINE, reads one reply line into
  * REPLY.  Returns 0, or -1 after logging (no service, timeout). */
 int control_request(const char *path, const char *line, char *reply, size_t len, int timeout_ms);
+/* Client side (`continuo ctl watch`): sends `watch` and copies what comes
+ * (the reply, then the frames) to OUT until the service closes the
+ * connection or OUT fails.  Returns 0, or -1 after logging (no service). */
+int control_watch(const char *path, FILE *out);
 
 #endif

@@ -8,15 +8,18 @@ answered at once, both phrases are answered with the first note on time,
 and the reading viewer gets every frame.  When the stuck viewer reads at
 last it is still connected: it finds a `dropped` frame counting the frames
 it lost, and the frames after it.  Bad input on a watching connection gets
-a clear error.
+a clear error.  `continuo ctl watch` prints the frames as they come.
 """
 
+import json
 import os
 import re
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import servetest  # noqa: E402
 from servetest import Service, check, done, sanitized  # noqa: E402
 from watchclient import Watcher  # noqa: E402
 
@@ -90,6 +93,17 @@ def main():
         check(stuck.closed and "error binary data on the control socket; closing" in stuck.other,
               f"binary data: an error, then closed ({stuck.other[-1:]}, {stuck.closed})")
         check(sv.request("status").startswith("ok"), "the service serves on")
+        # `continuo ctl watch` prints the reply and the frames as they come
+        p = subprocess.Popen([servetest.CONTINUO, "ctl", "--socket", sv.sock, "watch"], stdout=subprocess.PIPE,
+                             text=True, env=sv.env)
+        time.sleep(0.3)
+        sv.play_motif([(74, 90, 0.05)])
+        time.sleep(0.3)
+        p.terminate()
+        lines = p.communicate()[0].splitlines()
+        check(len(lines) >= 4 and lines[0].startswith("ok watching") and json.loads(lines[1])["type"] == "hello"
+              and {"type": "note", "who": "player", "on": True, "pitch": 74}.items() <= json.loads(lines[2]).items(),
+              f"ctl watch prints the reply, the hello, the notes ({lines[:3]})")
         w.close()
         rc, _ = sv.stop()
         check(rc == 0, f"serve exits 0 ({rc})")
