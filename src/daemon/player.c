@@ -39,6 +39,7 @@ static void set_from_controller(service *sv, const phrase_changes *asked)
 void service_link_changed(service *sv, int64_t now)
 {
     int bits = link_sync_update(&sv->link, now);
+    watch_sync(sv);
     if ((bits & LINK_STOPPED) && sv->cfg.sync == SYNC_LINK) {
         live_stop(sv, now);     /* the session stopped: the model is silent at once */
         log_debug("the Link session stopped: the model is silent");

@@ -148,3 +148,19 @@ void watch_heads(service *sv)
             control_broadcast(&sv->ctl, frame);
         }
 }
+
+void watch_sync(service *sv)
+{
+    char frame[256];
+    const link_sync *l = &sv->link;
+    watch_ids *w = &sv->watch;
+    if (!sv->ctl.watchers || (l->tempo == w->link_tempo && l->peers == w->link_peers && l->playing == w->link_playing))
+        return;
+    w->link_tempo = l->tempo;
+    w->link_peers = l->peers;
+    w->link_playing = l->playing;
+    snprintf(frame, sizeof frame, "{\"type\":\"sync\",\"t\":%.6f,\"link\":%s,\"tempo\":%.3f,\"peers\":%u,"
+             "\"playing\":%s}", session_time(sv, clock_now_ns()), link_sync_joined(l) ? "true" : "false", l->tempo,
+             l->peers, l->playing ? "true" : "false");
+    control_broadcast(&sv->ctl, frame);
+}

@@ -17,6 +17,9 @@ typedef struct watch_ids {
     uint32_t next_player;           /* the next player's note-on's id, 1.. */
     uint32_t player[128];           /* each pitch's last note-on, the player's */
     uint32_t model[128];            /* ... the model's (its tag) */
+    double   link_tempo;            /* the Link session as the last sync frame told it */
+    unsigned link_peers;
+    int      link_playing;
 } watch_ids;
 
 /* The id of the player's note-on PITCH heard now (its tag in the context). */
@@ -37,5 +40,8 @@ void watch_note(struct service *sv, int model, int on, int pitch, int velocity, 
 void watch_set(struct service *sv, const option_def *o);
 void watch_mark(struct service *sv, const char *kind, double t, const char *extra);
 void watch_heads(struct service *sv);
+/* A sync frame when the Link session's tempo, peers or start/stop state
+ * differ from the last one sent (Link's thread woke the loop). */
+void watch_sync(struct service *sv);
 
 #endif

@@ -69,6 +69,7 @@ try:
         watched = "%s viewer: %d frames (%d attention), %d dropped" % (args.watch, len(viewer.frames),
                                                                     len(viewer.of("attention")), lost)
     sv.stop()
+    head = re.search(r"head start (\d+) ms", sv.read_log())
 finally:
     sv.cleanup()
 
@@ -83,6 +84,8 @@ print("continuo serve latency benchmark: engine %s, model %s, memory %s"
 print("phrases %s, continuations %s, notes in %s, notes out %s, lookahead_ms %d, candidates %s (%s prepared), "
       "%.0f s" % (field("phrases"), field("responses"), field("notes_in"), field("notes_out"), args.lookahead,
                   field("candidates"), field("candidates_prepared"), time.monotonic() - t0))
+if head:
+    print("head start %s ms (lookahead_ms -1: what a decode step took at open)" % head.group(1))
 if args.watch:
     print(watched)
 for what, key in (("phrase end -> first note (ms)", "latency_ms"),
