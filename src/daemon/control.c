@@ -387,8 +387,7 @@ void control_broadcast(control_server *cs, const char *frame)
         control_client *c = &cs->clients[i];
         if (c->fd < 0 || !c->watching || c->closing)
             continue;
-        queue_frame(c, frame, n);
-        flush_out(cs, c);
+        queue_frame(c, frame, n);   /* sent when poll says it can take them */
     }
 }
 

@@ -82,8 +82,9 @@ void control_client_free(control_client *c);
 
 /* Counts the watching clients into cs->watchers and returns it. */
 int  control_watchers(control_server *cs);
-/* FRAME (one line, no newline) to every watching client, written at once
- * as far as the socket takes it; a client whose queued frames would pass
+/* FRAME (one line, no newline) to every watching client's queue, written
+ * by control_dispatch when poll says the socket takes it (one send for the
+ * frames of a loop pass, after what was due); a client whose queued frames would pass
  * CONTROL_FRAMES_MAX loses this one (counted, and told in a
  * {"type":"dropped",...} frame before the next one that fits). */
 void control_broadcast(control_server *cs, const char *frame);

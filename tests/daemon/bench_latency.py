@@ -85,7 +85,8 @@ print("phrases %s, continuations %s, notes in %s, notes out %s, lookahead_ms %d,
       "%.0f s" % (field("phrases"), field("responses"), field("notes_in"), field("notes_out"), args.lookahead,
                   field("candidates"), field("candidates_prepared"), time.monotonic() - t0))
 if head:
-    print("head start %s ms (lookahead_ms -1: what a decode step took at open)" % head.group(1))
+    print("head start %s ms%s" % (head.group(1), " (lookahead_ms -1: what a decode step took at open)"
+                                  if args.lookahead == -1 else ""))
 if args.watch:
     print(watched)
 for what, key in (("phrase end -> first note (ms)", "latency_ms"),
