@@ -60,7 +60,8 @@ int cmd_ctl(int argc, char **argv)
     /* options first: a command's words may start with '-' (set cc_panic -1) */
     const cli_spec spec = { .name = "ctl", .usage = ctl_usage, .more_usage = control_commands_usage,
                             .options = options, .options_first = 1,
-                            .epilog = "Prints the service's answer; exits 0 on \"ok\", 1 on \"error\".\n",
+                            .epilog = "Prints the service's answer; exits 0 on \"ok\", 1 on \"error\".\n"
+                                      "`watch` prints its frames, one JSON object a line, until the service stops.\n",
                             .min_operands = 1, .max_operands = CLI_MANY };
     int rc = cli_parse(&spec, argc, argv, &n_words);
     if (rc != CLI_GO_ON)
@@ -72,6 +73,8 @@ int cmd_ctl(int argc, char **argv)
             return 1;
         sock = def;
     }
+    if (strcmp(line, "watch") == 0)     /* the frames until the service goes (or ^C) */
+        return control_watch(sock, stdout) < 0 ? 1 : 0;
     if (control_request(sock, line, reply, sizeof reply, timeout) < 0)
         return 1;
     printf("%s\n", reply);

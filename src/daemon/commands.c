@@ -65,6 +65,16 @@ static void status_turn(service *sv, int64_t *tmp, char *reply, size_t len)
                  sv->cont.judged, sv->cont.judged_early, sv->barge_ins);
 }
 
+/* The watchers now, and the model note-ons' attention records the loop
+ * had not taken when the generator sent them (docs/WATCH.md). */
+static void status_watch(service *sv, char *reply, size_t len)
+{
+    size_t used = strlen(reply);
+    if (used < len)
+        snprintf(reply + used, len - used, " watchers=%d watch_heads_dropped=%" PRIu64, sv->ctl.watchers,
+                 (uint64_t)atomic_load(&sv->gen.heads_dropped));
+}
+
 static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t len)
 {
     static int64_t tmp[SCHED_LATE_SAMPLES];
@@ -120,6 +130,7 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
         snprintf(reply + used, len - used, " link=off");
     }
     status_turn(sv, tmp, reply, len);
+    status_watch(sv, reply, len);
     status_knobs(&sv->cfg, reply, len);
     service_describe_outputs(sv, reply, len);
 }
@@ -206,9 +217,11 @@ static void cmd_save(service *sv, char *first, char *rest, char *reply, size_t l
         snprintf(reply, len, "error save needs an absolute path");
     else if (service_save(sv, path) != 0)
         snprintf(reply, len, "error cannot write %.3000s (see the service log)", path);
-    else
+    else {
         snprintf(reply, len, "ok saved %zu player and %zu model events to %.3000s",
                  service_kept(sv, MIDI_PART_PLAYER), service_kept(sv, MIDI_PART_MODEL), path);
+        watch_mark(sv, "saved", session_time(sv, clock_now_ns()), "\"what\":\"session\"");
+    }
 }
 
 /* A file name may hold spaces: the rest of the line is part of it. */
@@ -281,8 +294,28 @@ static void cmd_save_take(service *sv, char *arg, char *rest, char *reply, size_
         snprintf(reply, len, "error save-take needs an absolute path");
     else if (takes_save(t, sv->cfg.model_channel, rest) != 0)
         snprintf(reply, len, "error cannot write %.3000s (see the service log)", rest);
-    else
+    else {
+        char extra[64];
         snprintf(reply, len, "ok saved take #%u (%d events) to %.3000s", n, t->n, rest);
+        snprintf(extra, sizeof extra, "\"what\":\"take\",\"take\":%u", n);
+        watch_mark(sv, "saved", session_time(sv, clock_now_ns()), extra);
+    }
+}
+
+/* watch: from now on this connection also gets frames (docs/WATCH.md),
+ * the hello first, right after this reply. */
+static void cmd_watch(service *sv, char *arg, char *rest, char *reply, size_t len)
+{
+    (void)arg;
+    (void)rest;
+    if (!sv->ctl.current) {
+        snprintf(reply, len, "error watch needs a connection");
+        return;
+    }
+    sv->ctl.current->watching = 1;
+    control_watchers(&sv->ctl);
+    watch_hello(sv, sv->ctl.hello, sizeof sv->ctl.hello);
+    snprintf(reply, len, "ok watching: JSON frames follow, one a line (docs/WATCH.md)");
 }
 
 static void cmd_help(service *sv, char *name, char *rest, char *reply, size_t len);
@@ -310,6 +343,8 @@ const control_command control_commands[] = {
       .help = "play take N (default: the newest) again, now or as the next answer" },
     { .name = "save-take", .min_args = 2, .max_args = 2, .run = cmd_save_take, .usage = "save-take N FILE",
       .help = "write take N to a MIDI file" },
+    { .name = "watch", .min_args = 0, .max_args = 0, .run = cmd_watch, .usage = "watch",
+      .help = "stay connected and get the notes, attention, settings and marks as JSON lines" },
     { .name = "help", .min_args = 0, .max_args = 1, .run = cmd_help, .usage = "help [COMMAND]",
       .help = "the commands, or what one does" },
 };

@@ -134,6 +134,8 @@ static void drop_client(control_client *c)
     c->fd = -1;
     c->n_in = c->n_out = 0;
     c->closing = 0;
+    c->watching = 0;
+    c->frames_dropped = c->unreported = 0;
 }
 
 void control_close(control_server *cs)
@@ -174,6 +176,23 @@ static int queue_reply(control_client *c, const char *text)
     return 0;
 }
 
+/* "{"type":"dropped",...}" into C's queue: its frames lost since the last
+ * one it got.  -1 when there is no room for it yet: after a loss, frames
+ * wait until the reader has taken half of its queue. */
+static int queue_dropped(control_client *c, size_t room_after)
+{
+    if (c->n_out > CONTROL_FRAMES_MAX / 2)
+        return -1;
+    char note[96];
+    int m = snprintf(note, sizeof note, "{\"type\":\"dropped\",\"frames\":%lu,\"total\":%lu}", c->unreported,
+                     c->frames_dropped);
+    if (c->n_out + (size_t)m + 1 + room_after > CONTROL_FRAMES_MAX)
+        return -1;
+    queue_reply(c, note);
+    c->unreported = 0;
+    return 0;
+}
+
 static void flush_out(control_server *cs, control_client *c)
 {
     while (c->n_out > 0) {
@@ -186,6 +205,8 @@ static void flush_out(control_server *cs, control_client *c)
         }
         memmove(c->out, c->out + w, c->n_out - (size_t)w);
         c->n_out -= (size_t)w;
+        if (c->n_out == 0 && c->unreported)
+            queue_dropped(c, 0);    /* all taken: say what was lost */
     }
     if (c->closing) {
         drop_client(c);
@@ -235,9 +256,12 @@ int control_feed(control_server *cs, control_client *c, const char *data, size_t
             pos = (size_t)(nl - c->in) + 1;
             if (len == 0)
                 continue;
+            cs->current = c;
+            cs->hello[0] = '\0';
             fn(user, line, reply, sizeof reply);
-            if (queue_reply(c, reply) < 0) {   /* it does not read: drop it */
-                cs->dropped++;
+            cs->current = NULL;
+            if (queue_reply(c, reply) < 0 || (cs->hello[0] && queue_reply(c, cs->hello) < 0)) {
+                cs->dropped++;      /* it does not read: drop it */
                 return CONTROL_DROP;
             }
         }
@@ -336,6 +360,37 @@ void control_dispatch(control_server *cs, const struct pollfd *fds, int n,
     }
 }
 
+int control_watchers(control_server *cs)
+{
+    int n = 0;
+    for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+        n += cs->clients[i].fd >= 0 && cs->clients[i].watching && !cs->clients[i].closing;
+    return cs->watchers = n;
+}
+
+/* FRAME into C's queue when it fits under CONTROL_FRAMES_MAX (after the
+ * count of the frames lost before it, queue_dropped), else counted as lost. */
+static void queue_frame(control_client *c, const char *frame, size_t n)
+{
+    if ((c->unreported && queue_dropped(c, n + 1) < 0) || c->n_out + n + 1 > CONTROL_FRAMES_MAX) {
+        c->frames_dropped++;
+        c->unreported++;
+        return;
+    }
+    queue_reply(c, frame);
+}
+
+void control_broadcast(control_server *cs, const char *frame)
+{
+    size_t n = strlen(frame);
+    for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+        control_client *c = &cs->clients[i];
+        if (c->fd < 0 || !c->watching || c->closing)
+            continue;
+        queue_frame(c, frame, n);   /* sent when poll says it can take them */
+    }
+}
+
 /* A socket connected to the service at PATH, or -1 (logged). */
 static int connect_service(const char *path)
 {
@@ -428,5 +483,26 @@ int control_request(const char *path, const char *line, char *reply, size_t len,
         log_error("continuo at %s closed the connection without an answer", path);
         return -1;
     }
+    return 0;
+}
+
+int control_watch(const char *path, FILE *out)
+{
+    char buf[CONTROL_FRAME_MAX];
+    int fd = connect_service(path);
+    if (fd < 0)
+        return -1;
+    if (send_line(fd, path, "watch") < 0) {
+        close(fd);
+        return -1;
+    }
+    for (;;) {
+        ssize_t r = recv(fd, buf, sizeof buf, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0 || fwrite(buf, 1, (size_t)r, out) != (size_t)r || fflush(out) != 0)
+            break;
+    }
+    close(fd);
     return 0;
 }

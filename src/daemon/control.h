@@ -4,11 +4,17 @@
 
 #include <poll.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define CONTROL_MAX_CLIENTS 16
 #define CONTROL_LINE_MAX    4096    /* longest request line, with its newline */
 #define CONTROL_OUT_MAX     65536   /* replies waiting for a slow reader */
 #define CONTROL_REPLY_MAX   4096    /* longest single reply */
+#define CONTROL_FRAME_MAX   8192    /* longest frame to a watcher (docs/WATCH.md) */
+/* A watcher's frames may fill its output up to this much; the rest stays
+ * for replies, so a watcher that does not read loses frames, never its
+ * connection (unless it also sends requests it does not read). */
+#define CONTROL_FRAMES_MAX  (CONTROL_OUT_MAX - CONTROL_REPLY_MAX - 256)
 
 /* One connected client: bounded input and output buffers (allocated once
  * per connection). */
@@ -19,6 +25,9 @@ typedef struct control_client {
     char  *out;                     /* CONTROL_OUT_MAX bytes; owned */
     size_t n_out;
     int    closing;                 /* drop once the output is written */
+    int    watching;                /* it asked to watch: frames follow its replies */
+    unsigned long frames_dropped;   /* frames it had no room for, in all */
+    unsigned long unreported;       /* of those, not yet told in a "dropped" frame */
 } control_client;
 
 /* Handles one request LINE (no newline, NUL-terminated, printable) and
@@ -34,6 +43,10 @@ typedef struct control_server {
     char path[108];                 /* socket path (unlinked on close) */
     control_client clients[CONTROL_MAX_CLIENTS];
     unsigned long dropped;          /* clients dropped for misbehaving */
+    control_client *current;        /* the client whose request is being handled */
+    char   hello[CONTROL_FRAME_MAX];    /* a frame queued right after the reply to the
+                                       request being handled ("" none: `watch`'s hello) */
+    int    watchers;                /* clients watching (control_watchers) */
 } control_server;
 
 /* The default path: $XDG_RUNTIME_DIR/continuo/ctl.  Returns 0, or -1 when
@@ -67,8 +80,21 @@ int  control_feed(control_server *cs, control_client *c, const char *data, size_
 int  control_client_init(control_client *c, int fd);
 void control_client_free(control_client *c);
 
+/* Counts the watching clients into cs->watchers and returns it. */
+int  control_watchers(control_server *cs);
+/* FRAME (one line, no newline) to every watching client's queue, written
+ * by control_dispatch when poll says the socket takes it (one send for the
+ * frames of a loop pass, after what was due); a client whose queued frames would pass
+ * CONTROL_FRAMES_MAX loses this one (counted, and told in a
+ * {"type":"dropped",...} frame before the next one that fits). */
+void control_broadcast(control_server *cs, const char *frame);
+
 /* Client side (`continuo ctl`): sends LINE, reads one reply line into
  * REPLY.  Returns 0, or -1 after logging (no service, timeout). */
 int control_request(const char *path, const char *line, char *reply, size_t len, int timeout_ms);
+/* Client side (`continuo ctl watch`): sends `watch` and copies what comes
+ * (the reply, then the frames) to OUT until the service closes the
+ * connection or OUT fails.  Returns 0, or -1 after logging (no service). */
+int control_watch(const char *path, FILE *out);
 
 #endif

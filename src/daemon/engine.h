@@ -68,6 +68,13 @@ typedef struct engine_ops {
     int  (*prepare)(void *state, double at, const cont_spec *spec);
     int  (*think)(void *state);
     int  (*odds)(void *state, double at, turn_odds *out);
+    /* (may be NULL: nothing to watch) watch: ON 1 while `serve` has
+     * watchers, so each head's sources of the note-ons to come are kept
+     * (the candidates forked from then on too); attention: those of the
+     * note-on tagged NOTE (cont_event.note) into OUT, 1, or 0 when none
+     * were kept. */
+    void (*watch)(void *state, int on);
+    int  (*attention)(void *state, uint32_t note, note_attention *out);
 } engine_ops;
 
 /* "echo": answers with the player's last phrase a fifth up, at its timing

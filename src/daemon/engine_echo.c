@@ -79,7 +79,7 @@ static int echo_begin(void *state, double at, const cont_spec *spec)
     for (size_t i = 0; i < n_ev && e->n_answer < ECHO_MAX; i++) {
         int on = (ev[i].status & 0xF0) == 0x90;
         e->answer[e->n_answer++] = (cont_event){ ev[i].time - shift, on ? CONT_NOTE_ON : CONT_NOTE_OFF,
-                                                 ev[i].data1, (uint8_t)(on ? ev[i].data2 : 0) };
+                                                 ev[i].data1, (uint8_t)(on ? ev[i].data2 : 0), 0 };
     }
     free(ev);
     return 0;

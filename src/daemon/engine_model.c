@@ -248,6 +248,19 @@ static int me_replay(void *state, double at, const cont_event *ev, int n)
     return continuation_replay(&((model_engine *)state)->cont, at, ev, n);
 }
 
+static void me_watch(void *state, int on)
+{
+    continuation_watch(&((model_engine *)state)->cont, on);
+}
+
+static int me_attention(void *state, uint32_t note, note_attention *out)
+{
+    const note_attention *a = continuation_note_attention(&((model_engine *)state)->cont, note);
+    if (a)
+        *out = *a;
+    return a != NULL;
+}
+
 static const engine_ops model_ops = {
     .name = "music-transformer",
     .open = me_open,
@@ -264,5 +277,7 @@ static const engine_ops model_ops = {
     .prepare = me_prepare,
     .think = me_think,
     .odds = me_odds,
+    .watch = me_watch,
+    .attention = me_attention,
 };
 const engine_ops *const engine_model = &model_ops;

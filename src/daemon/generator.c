@@ -12,6 +12,7 @@
 #include "util/log.h"
 
 #define GEN_RING 16384      /* > the longest continuation (8192 events) + its end */
+#define GEN_HEADS_RING 256  /* note-ons' sources the loop has not taken yet */
 #define GEN_STALL_MIN_NS 5000000000LL   /* the shortest stall threshold: 5 s */
 
 static void ring_fd(int fd)
@@ -44,6 +45,26 @@ static void push_out(generator *g, const gen_out *o)
     if (ring_push(&g->outs, o) < 0)
         log_warn_limited(&g->drop_warn, "generator: output ring full, event dropped");
     ring_fd(g->wake_loop);
+}
+
+/* The engine watches while the loop has watchers. */
+static void sync_watch(generator *g)
+{
+    int on = atomic_load(&g->watchers) > 0;
+    if (on != g->watching && g->engine->watch) {
+        g->engine->watch(g->state, on);
+        g->watching = on;
+    }
+}
+
+/* A model note-on handed out: its sources to the watchers, if kept. */
+static void send_heads(generator *g, const cont_event *ev)
+{
+    note_attention a;
+    if (!g->watching || ev->kind != CONT_NOTE_ON || !g->engine->attention(g->state, ev->note, &a))
+        return;
+    if (ring_push(&g->heads, &a) < 0)
+        atomic_fetch_add(&g->heads_dropped, 1);
 }
 
 /* What the thread keeps between passes: the continuation it generates. */
@@ -184,6 +205,8 @@ static void generate_one(generator *g, gen_run *r)
     int rc = e->next(g->state, &o.ev);
     if (rc < 0)
         gen_failed(g);
+    if (rc > 0)
+        send_heads(g, &o.ev);
     if (rc <= 0) {                      /* its end, or the engine failed */
         e->end(g->state, o.ev.time);
         r->generating = 0;
@@ -219,6 +242,7 @@ static void *generator_main(void *arg)
         atomic_store(&g->progress_ns, clock_now_ns());
         if (run_commands(g, &r))
             return NULL;
+        sync_watch(g);
         if (r.generating)
             r.thinking = 0;             /* a begin took (or dropped) the candidates */
         if ((!r.generating && !r.thinking) || r.have_held)
@@ -240,7 +264,8 @@ int generator_start(generator *g, const engine_ops *engine, const config *cfg)
     g->wake_gen = g->wake_loop = -1;
     g->engine = engine;
     if (ring_init(&g->cmds, 4096, sizeof(gen_cmd)) < 0 ||
-        ring_init(&g->outs, GEN_RING, sizeof(gen_out)) < 0) {
+        ring_init(&g->outs, GEN_RING, sizeof(gen_out)) < 0 ||
+        ring_init(&g->heads, GEN_HEADS_RING, sizeof(note_attention)) < 0) {
         log_error("cannot start the generator: out of memory");
         goto fail;
     }
@@ -297,6 +322,7 @@ void generator_stop(generator *g)
     g->wake_gen = g->wake_loop = -1;
     ring_free(&g->cmds);
     ring_free(&g->outs);
+    ring_free(&g->heads);
 }
 
 int64_t generator_stalled_ns(const generator *g, int64_t now)
@@ -321,6 +347,11 @@ int generator_idle(generator *g)
 int generator_receive(generator *g, gen_out *o)
 {
     return ring_pop(&g->outs, o);
+}
+
+int generator_receive_heads(generator *g, note_attention *a)
+{
+    return ring_pop(&g->heads, a);
 }
 
 void generator_ack_wake(generator *g)

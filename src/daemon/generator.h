@@ -72,6 +72,13 @@ typedef struct generator {
     int64_t          stall_ns;   /* no progress for this long while busy: stalled */
     _Atomic int      failed;     /* the engine returned an error */
     double    ms_per_event;      /* the engine's, at open (0: unknown or none) */
+    /* watchers (docs/WATCH.md): the loop counts them, the thread tells the
+     * engine and sends each model note-on's sources on their own ring
+     * (dropped, counted, when the loop has not taken them) */
+    ring             heads;      /* note_attention, thread -> loop */
+    _Atomic int      watchers;   /* loop: subscribers now */
+    _Atomic uint64_t heads_dropped;
+    int              watching;   /* thread: what the engine was last told */
     log_limit        drop_warn;  /* the thread's "output ring full" warning */
 } generator;
 
@@ -93,5 +100,7 @@ int  generator_idle(generator *g);
  * generator_ack_wake first when the wake_loop fd is readable. */
 int  generator_receive(generator *g, gen_out *o);
 void generator_ack_wake(generator *g);
+/* Loop side: pops one note-on's sources (watchers); 1 if one, 0 if none. */
+int  generator_receive_heads(generator *g, note_attention *a);
 
 #endif

@@ -1,6 +1,8 @@
 /* live.c: the answer's life: its start, its notes' deadlines (grid, beat, bars), the duet's thinning, its end and stop, what is due on the music's side. */
 #include "daemon/live.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "daemon/service.h"
@@ -23,6 +25,8 @@ void live_stop(service *sv, int64_t now)
         c.at = (double)(now - sv->cont.start) / NS;
         generator_send(&sv->gen, &c);
     }
+    if (sv->cont.id)
+        watch_mark(sv, "answer_stop", session_time(sv, now), "");
     sv->cont.id = 0;
     sv->cont.first_note_pending = 0;
     sv->cont.anchor_pos = -1;
@@ -60,6 +64,9 @@ static void begin_live(service *sv, const gen_cmd *c, const timeline *tl, int du
     lc->release_ns = 0;
     lc->barge_open = 0;
     sv->responses++;
+    char extra[64];
+    snprintf(extra, sizeof extra, "\"answer\":%" PRIu32 ",\"phrase_end\":%.6f", c->id, session_time(sv, now));
+    watch_mark(sv, "answer", session_time(sv, tl->begin), extra);
 }
 
 void live_command(service *sv, gen_cmd *c, gen_cmd_kind kind)
@@ -123,6 +130,7 @@ void live_start(service *sv, int64_t now, int reroll)
     }
     sv->cont.phrase_end_t = session_time(sv, now);
     sv->cont.have_last_phrase = 1;
+    watch_mark(sv, "phrase_end", sv->cont.phrase_end_t, "");
     live_answer(sv, now, sv->cont.phrase_end_t);
 }
 
@@ -231,6 +239,7 @@ static void place_event(service *sv, const cont_event *e, int thin)
         due = c->end;
     }
     scheduler_push(&sv->sched, due, &m);
+    watch_note(sv, 1, on, m.data1, m.data2, session_time(sv, due), e->note);
 }
 
 /* The generator's verdict on a silence: the phrase ends then, unless the
@@ -278,8 +287,11 @@ void live_begin_replay(service *sv, const gen_cmd *c, int64_t now, take *tk)
 {
     timeline tl = timeline_plan(sv, now, 0);
     begin_live(sv, c, &tl, 0, now, tk);
-    for (int i = 0; i < tk->n; i++)
-        place_event(sv, &tk->ev[i], 0);
+    for (int i = 0; i < tk->n; i++) {
+        cont_event e = tk->ev[i];
+        e.note = 0;     /* its notes are not in the context as these: no ids */
+        place_event(sv, &e, 0);
+    }
     received_end(sv);
 }
 

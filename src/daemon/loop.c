@@ -169,13 +169,16 @@ static int poll_once(service *sv)
         ssize_t rd = read(sv->timer_fd, &ticks, sizeof ticks);
         (void)rd;
     }
-    if (fds[2].revents)
+    if (fds[2].revents) {
         live_receive(sv);
+        watch_heads(sv);
+    }
     if (fds[3].revents)
         service_link_changed(sv, clock_now_ns());
     if (n > in_at)
         read_inputs(sv, fds + in_at, n - in_at);
     control_dispatch(&sv->ctl, fds + ctl_at, n_ctl, service_command, sv);
+    atomic_store(&sv->gen.watchers, control_watchers(&sv->ctl));
     if (sv->reload)
         service_reload(sv);
     return 0;

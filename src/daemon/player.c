@@ -14,6 +14,11 @@ static void hear_player(service *sv, const midi_msg *m, double t)
     memset(&c, 0, sizeof c);
     c.kind = GEN_LISTEN;
     c.heard = (smf_event){ .time = t, .status = m->status, .data1 = m->data1, .data2 = m->data2 };
+    int type = m->status & 0xF0, on = type == 0x90 && m->data2 > 0;
+    if (on)
+        c.heard.tick = watch_player_id(sv, m->data1);      /* its tag in the context */
+    if (type == 0x90 || type == 0x80)
+        watch_note(sv, 0, on, m->data1, m->data2, t, c.heard.tick);
     if (generator_send(&sv->gen, &c) < 0)
         log_warn_limited(&sv->busy_warn, "generator busy: a note of the player was not heard");
 }
@@ -34,6 +39,7 @@ static void set_from_controller(service *sv, const phrase_changes *asked)
 void service_link_changed(service *sv, int64_t now)
 {
     int bits = link_sync_update(&sv->link, now);
+    watch_sync(sv);
     if ((bits & LINK_STOPPED) && sv->cfg.sync == SYNC_LINK) {
         live_stop(sv, now);     /* the session stopped: the model is silent at once */
         log_debug("the Link session stopped: the model is silent");

@@ -30,9 +30,9 @@ static size_t count_heard(const smf *f, double *end)
     return n;
 }
 
-/* F's messages to the generator, at BASE + their times.  Returns 0, or -1
- * when the ring filled up. */
-static int hear_file(service *sv, const smf *f, double base)
+/* F's messages to the generator, at BASE + their times; the watchers see
+ * them at SHOWN + their times.  Returns 0, or -1 when the ring filled up. */
+static int hear_file(service *sv, const smf *f, double base, double shown)
 {
     for (size_t i = 0; i < f->n_events; i++) {
         if (!context_takes(&f->events[i]))
@@ -42,6 +42,10 @@ static int hear_file(service *sv, const smf *f, double base)
         c.kind = GEN_LISTEN;
         c.heard = f->events[i];
         c.heard.time = base + f->events[i].time;
+        int type = c.heard.status & 0xF0, on = type == 0x90 && c.heard.data2 > 0;
+        c.heard.tick = on ? watch_player_id(sv, c.heard.data1) : 0;    /* its tag in the context */
+        if (type == 0x90 || type == 0x80)
+            watch_note(sv, 0, on, c.heard.data1, c.heard.data2, shown + f->events[i].time, c.heard.tick);
         if (generator_send(&sv->gen, &c) < 0)
             return -1;
     }
@@ -78,7 +82,12 @@ int live_play_file(service *sv, const char *path, char *reply, size_t len)
     phrase_end(&sv->phrase);
     sv->cont.phrase_end_t = base + end;     /* a re-roll answers the file again */
     sv->cont.have_last_phrase = 1;
-    if (hear_file(sv, &f, base) < 0 || live_answer(sv, now, base + end) < 0) {
+    /* the watchers see the file as if played just now, ending now */
+    double shown = session_time(sv, now) - end;
+    int heard_all = hear_file(sv, &f, base, shown) == 0;
+    if (heard_all)
+        watch_mark(sv, "phrase_end", shown + end, "");
+    if (!heard_all || live_answer(sv, now, base + end) < 0) {
         snprintf(reply, len, "error the generator is busy: %.3000s not played", path);
         goto done;
     }

@@ -15,6 +15,7 @@
 #include "daemon/scheduler.h"
 #include "daemon/timeline.h"
 #include "daemon/transport.h"
+#include "daemon/watch.h"
 #include "io/midi_port.h"
 #include "util/log.h"
 
@@ -47,6 +48,7 @@ typedef struct service {
     generator    gen;
     uint64_t     seed;
     live_cont    cont;              /* the continuation playing (live.h) */
+    watch_ids    watch;             /* note ids for the watchers (watch.h) */
     takes        takes;             /* the last answers, to play again (takes.h) */
     int64_t      lat_ns[LAT_SAMPLES];   /* phrase end -> first note, last ones */
     uint64_t     n_lat;

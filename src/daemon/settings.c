@@ -102,8 +102,10 @@ int apply_tempo(struct service *sv, char *why, size_t len)
 static int apply_option(service *sv, const option_def *o, char *why, size_t len)
 {
     char reason[512], value[CONFIG_STR_MAX];
-    if (o->apply(sv, reason, sizeof reason) == 0)
+    if (o->apply(sv, reason, sizeof reason) == 0) {
+        watch_set(sv, o);
         return 0;
+    }
     /* a long value is cut to half of WHY, the reason after it */
     if (snprintf(why, len, "%s = %.*s: %s", o->name, (int)(len / 2),
                  config_format(&sv->cfg, o, value, sizeof value), reason) >= (int)len)

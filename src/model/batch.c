@@ -31,6 +31,17 @@ float *model_batch_logits(const model_batch *b, int i)
     return b->logits + (size_t)i * (size_t)b->home->m->cfg.vocab_size;
 }
 
+const float *model_batch_scores(const model_batch *b, int i, int *n_keys, int *newest)
+{
+    const model_config *c = &b->home->m->cfg;
+    int k = b->item[i];
+    if (k < 0)
+        return model_state_scores(b->home, n_keys, newest);
+    *n_keys = b->n[i];
+    *newest = b->home->memory == MODEL_MEMORY_STREAM ? (int)((b->pos[i] - 1) % c->context) : b->n[i] - 1;
+    return b->n[i] > 0 ? b->step.scores + (size_t)k * (size_t)c->n_heads * (size_t)c->context : NULL;
+}
+
 /* ------------------------------------------------------------------ life */
 
 static float *alloc_floats(size_t n, int *fail)
@@ -68,6 +79,7 @@ int model_batch_init(model_batch *b, model_state *home, int cap)
     fail |= !b->pos;
     b->tokens = alloc_ints(B * C, &fail);
     b->seq = alloc_ints(B, &fail);
+    b->item = alloc_ints(B, &fail);
     b->forked = alloc_ints(B, &fail);
     b->origin = calloc(B, sizeof *b->origin);
     b->origin_pos = calloc(B, sizeof *b->origin_pos);
@@ -94,7 +106,7 @@ void model_batch_free(model_batch *b)
     float *bufs[] = { b->k_cache, b->v_cache, b->logits, b->item_logits };
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
         free(bufs[k]);
-    int *ints[] = { b->n, b->tokens, b->seq, b->forked };
+    int *ints[] = { b->n, b->tokens, b->seq, b->item, b->forked };
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
         free(ints[k]);
     free(b->pos);
@@ -127,6 +139,7 @@ void model_batch_fork(model_batch *b, int i)
     b->n[i] = s->n;
     b->pos[i] = s->pos;
     b->forked[i] = 1;
+    b->item[i] = -1;
     b->origin[i] = s->version;
     b->origin_pos[i] = s->pos;
 }
@@ -238,6 +251,7 @@ static int start_items(model_batch *b, const int *seqs, const int *tokens, int n
         if (p < 0)
             return -1;
         b->seq[k] = s;
+        b->item[s] = k;
         st->k[k] = seq_layer(b->k_cache, c, s, 0);
         st->v[k] = seq_layer(b->v_cache, c, s, 0);
         st->slot[k] = p;

@@ -34,6 +34,7 @@ typedef struct model_batch {
     long shared_steps;          /* steps that read the shared rows once (statistics, tests) */
     /* one step: item k is sequence seq[k]; the layers are forward.c's (model_step_run) */
     int *seq;                   /* (cap) */
+    int *item;                  /* (cap) sequence i's item in the last step; -1 since its fork */
     model_step step;            /* the step's items: caches, slots, shared runs, scratch */
     float *item_logits;         /* (cap, vocab_size) the step's logits, item by item */
 } model_batch;
@@ -60,5 +61,8 @@ void model_batch_adopt(model_batch *b, int i);
 int  model_batch_decode(model_batch *b, const int *seqs, const int *tokens, int n);
 /* Sequence I's logits (vocab_size) after its last step, or as forked. */
 float *model_batch_logits(const model_batch *b, int i);
+/* Sequence I's attention in its last step, as model_state_scores gives
+ * the home's (the home's own when I has not stepped since its fork). */
+const float *model_batch_scores(const model_batch *b, int i, int *n_keys, int *newest);
 
 #endif

@@ -505,6 +505,13 @@ static int decode_slot(model_state *s)
     return s->n;
 }
 
+const float *model_state_scores(const model_state *s, int *n_keys, int *newest)
+{
+    *n_keys = s->n;
+    *newest = s->memory == MODEL_MEMORY_STREAM ? (int)((s->pos - 1) % s->m->cfg.context) : s->n - 1;
+    return s->n > 0 && s->scores_version == s->version ? s->scores : NULL;
+}
+
 /* A step of one: the state's own cache, its logits. */
 const float *model_decode(model_state *s, int token)
 {
@@ -528,6 +535,6 @@ const float *model_decode(model_state *s, int token)
     model_step_run(s, st);
     s->n = n_keys;
     s->pos++;
-    s->version++;
+    s->scores_version = ++s->version;
     return s->logits;
 }

@@ -180,6 +180,8 @@ typedef struct model_state {
     model_step step;            /* decode: a step of one (its logits are the state's) */
     float *scores;              /* (n_heads, context) = step.scores: each head's attention
                                    probabilities in the last decode */
+    unsigned long long scores_version; /* the version the last decode left (scores are stale
+                                   after a prefill or a reset) */
     /* prefill: a whole window */
     float *X;                   /* (context, d_model) */
     float *XB;                  /* (context, d_model) */
@@ -194,6 +196,12 @@ typedef struct model_state {
     float *w32;                 /* F16 matrices as F32 (NULL for an all-F32 model); owned */
 } model_state;
 
+/* The last decode's attention: each head's probabilities of the last
+ * layer, (n_heads, context) over the cache's *N_KEYS slots, the newest
+ * event in slot *NEWEST; NULL when the cache is empty or has changed
+ * since (a prefill, a slide, a reset).  Borrowed: the next
+ * decode writes over it. */
+const float *model_state_scores(const model_state *s, int *n_keys, int *newest);
 int  model_state_init(model_state *s, const model *m, int n_threads);
 void model_state_free(model_state *s);
 /* Empties the cache (the memory mode stays). */

@@ -1,6 +1,8 @@
 /* attention.c: what the model listened to when it chose a note: its last layer's attention on the earlier note-ons, captured as it plays (the drawing is the CLI's). */
 #include "play/attention.h"
 
+#include <string.h>
+
 /* SRC_TIME, SRC_PITCH, W into A's sources, kept most attended first. */
 static void add_source(cont_attention *a, double src_time, int src_pitch, float w)
 {
@@ -46,4 +48,40 @@ int attention_of_note(cont_attention *a, const model_state *s, const vocab *v, c
         }
     }
     return 1;
+}
+
+/* Source TAG of weight W into head H's sources of A, most attended first. */
+static void add_head_source(note_attention *a, int h, uint32_t tag, float w)
+{
+    int k;
+    if (a->n[h] < NOTE_ATTENTION_TOP)
+        k = a->n[h]++;
+    else if (w > a->weight[h][NOTE_ATTENTION_TOP - 1])
+        k = NOTE_ATTENTION_TOP - 1;
+    else
+        return;
+    for (; k > 0 && a->weight[h][k - 1] < w; k--) {
+        a->src[h][k] = a->src[h][k - 1];
+        a->weight[h][k] = a->weight[h][k - 1];
+    }
+    a->src[h][k] = tag;
+    a->weight[h][k] = w;
+}
+
+void attention_heads_of(note_attention *a, const attention_scores *s, const model_config *mc, const uint32_t *tag,
+                        int n_hist, uint32_t note, int pitch)
+{
+    int nk = s->n_keys, C = mc->context, H = mc->n_heads < NOTE_ATTENTION_HEADS ? mc->n_heads : NOTE_ATTENTION_HEADS;
+    memset(a, 0, sizeof *a);
+    a->note = note;
+    a->pitch = (uint8_t)pitch;
+    a->n_heads = (uint8_t)H;
+    for (int d = 0; d < nk && d < n_hist; d++) {
+        uint32_t t = tag[n_hist - 1 - d];
+        if (!t)
+            continue;
+        int slot = ((s->newest - d) % nk + nk) % nk;
+        for (int h = 0; h < H; h++)
+            add_head_source(a, h, t, s->scores[(size_t)h * C + (size_t)slot]);
+    }
 }

@@ -28,4 +28,33 @@ typedef struct cont_attention {
 int attention_of_note(cont_attention *a, const model_state *s, const vocab *v, const int *hist, int n_hist, double now,
                       int pitch);
 
+/* Per head, for `serve`'s watchers (docs/WATCH.md): the earlier note-ons
+ * (the player's and the model's, by their tags: context.h) that each head
+ * of the last layer attended to most when the note-on NOTE was chosen.
+ * The first NOTE_ATTENTION_HEADS heads of a model with more. */
+#define NOTE_ATTENTION_HEADS 16
+#define NOTE_ATTENTION_TOP   3
+typedef struct note_attention {
+    uint32_t note;                  /* the note-on's tag */
+    uint8_t  pitch;
+    uint8_t  n_heads;
+    uint8_t  n[NOTE_ATTENTION_HEADS];                           /* each head's sources */
+    uint32_t src[NOTE_ATTENTION_HEADS][NOTE_ATTENTION_TOP];     /* their tags, most attended first */
+    float    weight[NOTE_ATTENTION_HEADS][NOTE_ATTENTION_TOP];  /* the head's probability on them */
+} note_attention;
+
+/* Where one sequence's last attention lies: SCORES (n_heads, context)
+ * each head's probabilities over the cache's N_KEYS slots, the newest
+ * event in slot NEWEST (model_state_scores, model_batch_scores). */
+typedef struct attention_scores {
+    const float *scores;
+    int n_keys, newest;
+} attention_scores;
+
+/* A's sources for the note-on NOTE (PITCH) about to be handed out, from
+ * S of model config MC, walked back through TAG (N_HIST tags parallel to
+ * the cache's events, newest last; 0: not a tagged note-on). */
+void attention_heads_of(note_attention *a, const attention_scores *s, const model_config *mc, const uint32_t *tag,
+                        int n_hist, uint32_t note, int pitch);
+
 #endif

@@ -15,8 +15,9 @@ int context_init(context *c, const vocab *v, int n_ctx, double max_note_s, conte
     c->user = user;
     c->n_ctx = n_ctx;
     c->hist = calloc((size_t)n_ctx, sizeof *c->hist);
+    c->tag = calloc((size_t)n_ctx, sizeof *c->tag);
     c->enc = perf_encoder_new_events(v, NULL);
-    if (!c->hist || !c->enc) {
+    if (!c->hist || !c->tag || !c->enc) {
         log_error("cannot start the model's context: out of memory");
         context_free(c);
         return -1;
@@ -41,6 +42,7 @@ void context_free(context *c)
 {
     perf_encoder_free(c->enc);
     free(c->hist);
+    free(c->tag);
     note_list_free(&c->done);
     memset(c, 0, sizeof *c);
 }
@@ -48,6 +50,9 @@ void context_free(context *c)
 void context_copy(context *dst, const context *src)
 {
     memcpy(dst->hist, src->hist, sizeof *dst->hist * (size_t)src->pos.n_hist);
+    memcpy(dst->tag, src->tag, sizeof *dst->tag * (size_t)src->pos.n_hist);
+    memcpy(dst->heard_tag, src->heard_tag, sizeof dst->heard_tag);
+    dst->next_tag = src->next_tag;
     dst->pos = src->pos;
     dst->mark = src->mark;
     memcpy(dst->open, src->open, sizeof dst->open);
@@ -69,16 +74,19 @@ int context_feed(context *c, int id)
         return -1;
     if (c->pos.n_hist == c->n_ctx) {
         memmove(c->hist, c->hist + 1, (size_t)(c->n_ctx - 1) * sizeof *c->hist);
+        memmove(c->tag, c->tag + 1, (size_t)(c->n_ctx - 1) * sizeof *c->tag);
         c->pos.n_hist--;
         if (c->mark.n_hist > 0)
             c->mark.n_hist--;
         else
             c->mark_stale = 1;
     }
-    c->hist[c->pos.n_hist++] = id;
-    perf_follow_push(&c->pos.follow, c->v, id, context_time(c));
     int value;
     event_type t = vocab_decode(c->v, id, &value);
+    c->tag[c->pos.n_hist] = t == EVENT_NOTE_ON ? c->next_tag : 0;
+    c->next_tag = t == EVENT_NOTE_ON ? 0 : c->next_tag;
+    c->hist[c->pos.n_hist++] = id;
+    perf_follow_push(&c->pos.follow, c->v, id, context_time(c));
     if (t == EVENT_TIME_SHIFT)
         c->pos.emit.step += value;
     else if (t == EVENT_VELOCITY)
@@ -108,6 +116,7 @@ static int hear_event(context *c, const perf_event *ev)
     at.step = c->pos.emit.step + (gap > max_gap ? max_gap : gap);
     perf_emit_pos pos = c->pos.emit;
     uint16_t ids[8];
+    c->next_tag = ev->on ? c->heard_tag[ev->pitch & 0x7F] : 0;
     if (perf_emit_room(v, &pos, at.step) > sizeof ids / sizeof ids[0])
         return -1;  /* cannot happen: the gap is capped at 2 s */
     size_t n = perf_emit(v, &pos, &at, ids);
@@ -143,6 +152,8 @@ int context_hear(context *c, const smf_event *msg)
 {
     if (!context_takes(msg))
         return 0;
+    if ((msg->status & 0xF0) == 0x90 && msg->data2 > 0)
+        c->heard_tag[msg->data1 & 0x7F] = msg->tick;
     if (perf_encoder_push(c->enc, msg) < 0)
         return -1;
     return hear_final(c);

@@ -9,6 +9,9 @@
 #include "codec/vocab.h"
 #include "midi/smf.h"
 
+/* The model's note-ons are tagged with this bit, the player's without. */
+#define CONTEXT_MODEL_TAG 0x80000000u
+
 /* A longer time between two events of the player (a silence, or a chord
  * held long) enters the context as this long. */
 #define CONTEXT_MAX_GAP_S 2.0
@@ -40,6 +43,12 @@ typedef struct context {
     context_feed_fn  feed;          /* may be NULL */
     void            *user;
     int             *hist;          /* (n_ctx) the context's ids, oldest first; owned */
+    uint32_t        *tag;           /* (n_ctx) beside hist: a NOTE_ON's tag, the note's id
+                                       for `serve`'s watchers (the player's: the tick of the
+                                       message heard; the model's: CONTEXT_MODEL_TAG | its
+                                       number), else 0; owned */
+    uint32_t         next_tag;      /* the tag of the next NOTE_ON fed */
+    uint32_t         heard_tag[128];    /* the tag of each pitch's last note-on heard */
     int              n_ctx;
     context_pos      pos, mark;     /* now; at the last continuation's start */
     uint8_t          open[128];     /* 1: the last NOTE_ON/NOTE_OFF of the pitch in the
@@ -77,7 +86,8 @@ int  context_takes(const smf_event *msg);
 
 /* One channel message of the player (note on/off, sustain pedal; others
  * are ignored) at session time MSG->time, in time order, as the service
- * reads it.  The events a message makes final enter the context now; those
+ * reads it; a note-on's MSG->tick is its tag (serve: the note's id;
+ * offline the file's tick, unused).  The events a message makes final enter the context now; those
  * of its own 10 ms step wait for a later message or context_hear_until.
  * Returns 0 or -1. */
 int  context_hear(context *c, const smf_event *msg);

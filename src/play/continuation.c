@@ -91,6 +91,7 @@ void continuation_free(continuation *c)
     free(c->own.sampled);
     free(c->own.raw);
     free(c->own.attention);
+    free(c->own.heads);
     memset(c, 0, sizeof *c);
 }
 
@@ -99,6 +100,8 @@ static int flush_pending(continuation *c)
 {
     int id = c->s.pending;
     c->s.pending = -1;
+    c->ctx.next_tag = c->s.pending_tag;
+    c->s.pending_tag = 0;
     return id >= 0 ? context_feed(&c->ctx, id) : 0;
 }
 
@@ -186,6 +189,7 @@ int continuation_begin(continuation *c, double at, const cont_spec *s)
     cs->guard = 0;
     cs->queue = NULL;
     c->own.n_attention = 0;
+    c->own.n_heads = c->own.i_heads = 0;
     return 0;
 }
 
@@ -309,7 +313,7 @@ static void take_cut(continuation *c, cont_event *out)
     for (int p = 0; p < 128; p++)
         if (s->cut_at[p] >= 0 && (best < 0 || s->cut_at[p] < s->cut_at[best]))
             best = p;
-    *out = (cont_event){ s->cut_at[best], CONT_NOTE_OFF, (uint8_t)best, 0 };
+    *out = (cont_event){ s->cut_at[best], CONT_NOTE_OFF, (uint8_t)best, 0, 0 };
     s->cut_at[best] = -1;
     s->n_cut--;
 }
@@ -328,7 +332,12 @@ static void hand_out_note(continuation *c, int id, event_type t, int p, cont_eve
     int vel = t == EVENT_NOTE_ON ? bin_to_velocity(c->v, bin) : 0;
     if (vel < 1 && t == EVENT_NOTE_ON)
         vel = 64;
-    *out = (cont_event){ now_s(c), t == EVENT_NOTE_ON ? CONT_NOTE_ON : CONT_NOTE_OFF, (uint8_t)p, (uint8_t)vel };
+    *out = (cont_event){ now_s(c), t == EVENT_NOTE_ON ? CONT_NOTE_ON : CONT_NOTE_OFF, (uint8_t)p, (uint8_t)vel, 0 };
+    if (t == EVENT_NOTE_ON) {
+        out->note = s->pending_tag = CONTEXT_MODEL_TAG | (s->next_note++ & ~CONTEXT_MODEL_TAG);
+        if (c->own.watch)
+            continuation_capture_heads(c, out->note, p);
+    }
 }
 
 /* A NOTE_ON of a pitch the model struck at this very step: the same
@@ -364,7 +373,7 @@ static int step_time(continuation *c, cont_event *out)
         return CONT_STEP_END;
     if (!c->s.spec.duet)
         return CONT_STEP_DECODE;
-    *out = (cont_event){ now_s(c), CONT_TIME, 0, 0 };
+    *out = (cont_event){ now_s(c), CONT_TIME, 0, 0, 0 };
     return step_event(c, out);
 }
 
@@ -547,6 +556,7 @@ int continuation_keep_played(continuation *c, double played)
 int continuation_rewind(continuation *c)
 {
     c->s.pending = -1;
+    c->s.pending_tag = 0;
     context_rewind(&c->ctx);
     model_state_reset(&c->own.st);
     int n = c->ctx.pos.n_hist;

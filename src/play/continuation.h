@@ -27,6 +27,8 @@ typedef struct cont_event {
     uint8_t kind;       /* cont_event_kind */
     uint8_t pitch;
     uint8_t velocity;   /* 1..127 for a note-on */
+    uint32_t note;      /* a note-on's tag in the context (CONTEXT_MODEL_TAG | its number):
+                           serve's id of the note; 0 for the others */
 } cont_event;
 
 /* Notes a continuation leaves sounding ring this long past its last event. */
@@ -62,6 +64,9 @@ typedef struct cont_own {
     int          want_attention;    /* continuation_keep_attention (not for candidates) */
     cont_attention *attention;      /* one entry per note-on handed out */
     int          n_attention, cap_attention;
+    int          watch;             /* continuation_watch: each head's sources are kept */
+    note_attention *heads;          /* one entry per note-on handed out, while watched */
+    int          n_heads, cap_heads, i_heads;   /* i_heads: where the next lookup starts */
 } cont_own;
 
 /* Where a continuation stands: plain values (and borrowed pointers) that a
@@ -72,6 +77,10 @@ typedef struct cont_state {
                                    model in one prefill at begin (offline) */
     int          pending;       /* a note event handed out before it was decoded (so it
                                    sounds one model step sooner); fed next call; -1: none */
+    uint32_t     pending_tag;   /* its tag (a note-on's), 0: none */
+    uint32_t     next_note;     /* the number of the next note-on handed out (its tag's);
+                                   forks start from their home's, an adopt goes on from
+                                   the chosen one's */
     int          hearing;       /* the ids entering the context are the player's */
     uint8_t      model_on[128]; /* pitches the continuation started and did not end */
     double       onset[128];    /* their onsets, continuation time */
@@ -181,6 +190,19 @@ model_state *continuation_model_state(continuation *c);
 void continuation_keep_attention(continuation *c);
 /* The attention kept for its note-ons, N of them, in the order played. */
 const cont_attention *continuation_attention(const continuation *c, int *n);
+
+/* WATCH 1: from its next note-on on, each head's sources of every note-on
+ * it hands out are kept (note_attention; candidates too, forked after);
+ * 0: none are (the default: nothing is computed). */
+void continuation_watch(continuation *c, int watch);
+/* The sources kept for the note-on of tag NOTE since the last begin, or
+ * NULL.  Looked up in the order handed out: cheap when asked in order. */
+const note_attention *continuation_note_attention(continuation *c, uint32_t note);
+/* Appends A to C's kept sources (an adopt: the chosen candidate's). */
+void continuation_keep_heads(continuation *c, const note_attention *a);
+/* While watched: the sources of the note-on NOTE (PITCH) about to be
+ * handed out, from the decode whose odds chose it, kept (heads.c). */
+void continuation_capture_heads(continuation *c, uint32_t note, int pitch);
 
 /* ---- candidates (play/candidates.h and play/fork.c build on these) ---- */
 

@@ -32,6 +32,7 @@ void continuation_fork_free(continuation *dst)
         sampler_free(&dst->own.smp);
     free(dst->own.raw);
     free(dst->own.sampled);
+    free(dst->own.heads);
     memset(dst, 0, sizeof *dst);
 }
 
@@ -41,6 +42,8 @@ void continuation_fork(continuation *dst, const continuation *src, model_batch *
     context_copy(&dst->ctx, &src->ctx);
     sampler_configure(&dst->own.smp, &src->s.spec.play.sampling, seed);    /* src's settings: valid */
     dst->own.n_sampled = 0;
+    dst->own.watch = src->own.watch;
+    dst->own.n_heads = dst->own.i_heads = 0;
     dst->s.spec.seed = seed;
     dst->s.batch = batch;
     dst->s.seq = seq;
@@ -61,6 +64,8 @@ int continuation_adopt(continuation *home, const continuation *cand, const cont_
     home->own.n_sampled = 0;
     for (int i = 0; i < cand->own.n_sampled; i++)
         continuation_remember(home, cand->own.sampled[i]);
+    for (int i = 0; i < cand->own.n_heads; i++)
+        continuation_keep_heads(home, &cand->own.heads[i]);
     home->s.batch = NULL;
     home->s.seq = -1;
     home->s.queued = -1;

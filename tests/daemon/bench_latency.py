@@ -3,6 +3,7 @@
 
     /usr/bin/python3 tests/daemon/bench_latency.py [--continuo BIN] [--model M.gguf|echo]
         [--phrases N] [--lookahead MS] [--memory window|stream] [--dtype f32|f16] [--set KEY=VALUE ...]
+        [--watch reading|stuck]
 
 Plays N short phrases in real time into a FIFO input, lets each continuation
 play, and prints the service's own measurements (`continuo ctl status`):
@@ -10,7 +11,9 @@ latency = phrase end (silence reached) -> first note-on sent; timing error =
 send time - deadline of every scheduled message.  Without --model it makes a
 random-weight model the size of the reference one (6 layers, d=512, 22 M
 parameters) with train/export.py: the cost per event is what matters here,
-not what it plays.
+not what it plays.  With --watch a viewer subscribes (`watch` on the control
+socket, docs/WATCH.md) for the whole run: one that reads every frame, or one
+that never reads (its frames are dropped, counted).
 """
 
 import argparse
@@ -22,6 +25,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import servetest  # noqa: E402
+from watchclient import Watcher  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 ap.add_argument("--continuo", default=os.environ.get("CONTINUO", "build/continuo"))
@@ -32,6 +36,7 @@ ap.add_argument("--memory", choices=("window", "stream"), help="the service's me
 ap.add_argument("--dtype", choices=("f32", "f16"), default="f32", help="matrices of the random model")
 ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                 help="more settings of the service, e.g. --set candidates=4")
+ap.add_argument("--watch", choices=("reading", "stuck"), help="a subscriber for the whole run")
 args = ap.parse_args()
 servetest.CONTINUO = os.path.abspath(args.continuo)
 src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -51,13 +56,20 @@ settings = ["model=" + model, "phrase_end=silence", "phrase_silence_ms=200", "re
 sv = servetest.Service(*settings, output="none")
 try:
     motif = [(60, 90, 0.1), (64, 80, 0.1), (67, 85, 0.1), (72, 95, 0.2)]
+    viewer = Watcher(sv.sock, read=args.watch == "reading") if args.watch else None
     t0 = time.monotonic()
     for i in range(args.phrases):
         shift = (i % 5) - 2
         sv.play_motif([(p + shift, v, d) for p, v, d in motif], gap=0.02)
         time.sleep(0.2 + 1.0 + 0.15)       # silence, the continuation, a breath
     st = sv.request("status")
+    if viewer:
+        viewer.read_all()
+        lost = sum(f["frames"] for f in viewer.of("dropped"))
+        watched = "%s viewer: %d frames (%d attention), %d dropped" % (args.watch, len(viewer.frames),
+                                                                    len(viewer.of("attention")), lost)
     sv.stop()
+    head = re.search(r"head start (\d+) ms", sv.read_log())
 finally:
     sv.cleanup()
 
@@ -72,6 +84,11 @@ print("continuo serve latency benchmark: engine %s, model %s, memory %s"
 print("phrases %s, continuations %s, notes in %s, notes out %s, lookahead_ms %d, candidates %s (%s prepared), "
       "%.0f s" % (field("phrases"), field("responses"), field("notes_in"), field("notes_out"), args.lookahead,
                   field("candidates"), field("candidates_prepared"), time.monotonic() - t0))
+if head:
+    print("head start %s ms%s" % (head.group(1), " (lookahead_ms -1: what a decode step took at open)"
+                                  if args.lookahead == -1 else ""))
+if args.watch:
+    print(watched)
 for what, key in (("phrase end -> first note (ms)", "latency_ms"),
                   ("scheduler timing error (ms)", "timing_error_ms")):
     print("%-32s n=%s p50=%s p90=%s p99=%s max=%s" % (what, field(key + "_n"), field(key + "_p50"),

@@ -79,7 +79,7 @@ try:
     check(rc == 1 and "cannot change while running" in out, "fixed key: %r" % out)
     rc, out, _ = sv.ctl("frobnicate")
     listing = ("status, panic, get KEY, set KEY VALUE, reload, save FILE, play FILE, tempo [BPM], takes, replay [N] [next], "
-               "save-take N FILE, help [COMMAND]")
+               "save-take N FILE, watch, help [COMMAND]")
     check(rc == 1 and out == "error unknown command 'frobnicate' (%s)" % listing, "unknown command: %r" % out)
     # A known command with the wrong number of arguments says so, with its usage.
     for line, reply in (("status now", "too many arguments for status (usage: status)"),

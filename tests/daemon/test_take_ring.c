@@ -13,8 +13,8 @@ static void record(takes *ts, unsigned number, int n)
     play.density = number / 10.0;
     take *t = takes_start(ts, number, 1000 + number, &play, 0);
     for (int i = 0; i < n; i++) {
-        cont_event on = { i * 0.1, CONT_NOTE_ON, (uint8_t)(number + i), 80 };
-        cont_event mark = { i * 0.1, CONT_TIME, 0, 0 };
+        cont_event on = { i * 0.1, CONT_NOTE_ON, (uint8_t)(number + i), 80, 0 };
+        cont_event mark = { i * 0.1, CONT_TIME, 0, 0, 0 };
         takes_add(t, &on);
         takes_add(t, &mark);
     }

@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "daemon"))
 sys.path.insert(0, os.path.join(HERE, "..", "reliability"))
 from servetest import Service, check, done  # noqa: E402
+from watchclient import Watcher  # noqa: E402
 
 QUANTUM = 4             # beats_per_bar, the Link quantum (usage: test_link.py LINK_PEER)
 SLACK_MS = 3.0          # the bound for a first note on the bar line
@@ -184,10 +185,16 @@ def main():
               "a session it starts alone)")
 
         # The peer moves to 100: continuo follows within a beat (0.6 s).
+        viewer = Watcher(sv.sock)
+        time.sleep(0.2)
         peer.ask("tempo 100")
         took = wait_for("100", lambda: abs(float(field(sv.request("status"), "link_tempo") or 0) - 100) < 0.1, 3)
         print("continuo followed 140 -> 100 BPM in %s s" % (None if took is None else "%.3f" % took))
         check(took is not None and took < 0.6, "continuo follows a change to 100 BPM within one beat (0.6 s)")
+        syncs = viewer.of("sync")
+        check(syncs and abs(syncs[-1]["tempo"] - 100) < 0.1 and syncs[-1]["peers"] == 1 and syncs[-1]["link"],
+              "a watcher gets a sync frame with the session's new tempo and its peer: %s" % syncs[-1:])
+        viewer.close()
 
         # Answers on the bar lines of the peer's timeline.
         since = int(peer.state()["now"])
