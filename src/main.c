@@ -28,6 +28,8 @@ static const command commands[] = {
       .summary = "check what the service needs here, with a fix for each problem" },
     { .name = "journal", .run = cmd_journal,
       .summary = "the sessions the service journaled: list them, export one" },
+    { .name = "view", .run = cmd_view,
+      .summary = "a local page that shows the service live: notes, attention, knobs, takes" },
 };
 
 static void usage(FILE *fp)
