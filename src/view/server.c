@@ -261,14 +261,33 @@ static const struct { const char *url, *file, *type; } page_files[] = {
     { "/view.css", "view.css", "text/css; charset=utf-8" },
 };
 
+/* BUF's (a string of N bytes, room for FILE_MAX) __TOKEN__ marks become
+ * the token: the page's own files are asked for with it too.  Its new
+ * length. */
+static size_t put_token(const view_server *v, char *buf, size_t n)
+{
+    static const char mark[] = "__TOKEN__";
+    size_t m = sizeof mark - 1, t = strlen(v->token);
+    for (char *at = strstr(buf, mark); at && n - m + t < FILE_MAX; at = strstr(at + t, mark)) {
+        memmove(at + t, at + m, n - (size_t)(at - buf) - m + 1);
+        memcpy(at, v->token, t);
+        n = n - m + t;
+    }
+    return n;
+}
+
 static enum MHD_Result serve_file(view_server *v, struct MHD_Connection *c, const char *file, const char *type)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", v->cfg.page_dir, file);
     FILE *fp = fopen(path, "rb");
     char *buf = malloc(FILE_MAX);
-    size_t n = fp && buf ? fread(buf, 1, FILE_MAX, fp) : 0;
+    size_t n = fp && buf ? fread(buf, 1, FILE_MAX / 2, fp) : 0;
     int bad = !fp || !buf || ferror(fp);
+    if (!bad && strcmp(file, "index.html") == 0) {
+        buf[n] = '\0';
+        n = put_token(v, buf, n);
+    }
     if (fp)
         fclose(fp);
     enum MHD_Result rc = bad ? reply_text(c, 500, "the page's files are missing (see `continuo view --help`)\n")

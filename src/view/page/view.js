@@ -222,7 +222,7 @@ function field(text, name) {
 function showTakes(text) {
   const list = document.getElementById("takes");
   list.textContent = "";
-  for (const m of text.matchAll(/take (\d+)[^;\n]*/g)) {
+  for (const m of text.matchAll(/#(\d+) at [^;\n]*/g)) {     // `takes`: "ok 2 takes: #1 at 3.2 s, ...; #2 ..."
     const li = document.createElement("li");
     li.textContent = m[0];
     const b = document.createElement("button");
