@@ -14,7 +14,7 @@ CONTINUO = os.environ["CONTINUO"]
 SRC = os.environ["CONTINUO_SRC"]
 MODEL = os.path.join(SRC, "models", "continuo-default.gguf")
 MOTIF = os.path.join(SRC, "models", "motif.mid")
-COMMANDS = ["encode", "decode", "inspect", "continue", "eval", "bench", "serve", "ctl", "demo", "doctor", "journal"]
+COMMANDS = ["encode", "decode", "inspect", "continue", "eval", "bench", "serve", "ctl", "demo", "doctor", "journal", "view"]
 fails = []
 
 
