@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -27,6 +28,7 @@ struct view_server {
     view_config cfg;
     int  port;
     char token[VIEW_TOKEN_LEN + 1];
+    int  stop[2];               /* a pipe: its read end becomes readable when the server stops */
     char origin[2][64];         /* the page's own: http://127.0.0.1:PORT, http://localhost:PORT */
     char host[2][64];
 };
@@ -105,6 +107,7 @@ static int connect_service(const char *path)
 /* The page's stream: one `watch` connection, its frames as events. */
 typedef struct stream {
     int    fd;
+    int    stop;                /* the server's stop pipe (not owned) */
     char   in[LINE_MAX_LEN];
     size_t have;
     char  *out;                 /* the next event, being sent */
@@ -152,8 +155,10 @@ static int fill_event(stream *s)
     while (!next_event(s)) {
         if (s->have == sizeof s->in)
             s->have = 0;                    /* a frame too long to pass on: dropped */
-        struct pollfd p = { s->fd, POLLIN, 0 };
-        int r = poll(&p, 1, KEEPALIVE_MS);
+        struct pollfd p[2] = { { s->fd, POLLIN, 0 }, { s->stop, POLLIN, 0 } };
+        int r = poll(p, 2, KEEPALIVE_MS);
+        if (r > 0 && p[1].revents)
+            return -1;                      /* the server stops */
         if (r == 0) {
             free(s->out);
             s->out = strdup(": quiet\n\n");
@@ -187,6 +192,7 @@ static enum MHD_Result serve_events(view_server *v, struct MHD_Connection *c)
     stream *s = calloc(1, sizeof *s);
     if (!s)
         return reply_text(c, 500, "out of memory\n");
+    s->stop = v->stop[0];
     s->fd = connect_service(v->cfg.socket);
     if (s->fd < 0 || write(s->fd, "watch\n", 6) != 6) {
         stream_free(s);
@@ -378,6 +384,12 @@ view_server *view_server_start(const view_config *cfg)
         return NULL;
     }
     v->cfg = *cfg;
+    if (pipe(v->stop) != 0 || fcntl(v->stop[0], F_SETFD, FD_CLOEXEC) < 0
+        || fcntl(v->stop[1], F_SETFD, FD_CLOEXEC) < 0) {
+        log_error("view: cannot make a pipe: %s", strerror(errno));
+        free(v);
+        return NULL;
+    }
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     v->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, (uint16_t)cfg->port,
@@ -386,6 +398,8 @@ view_server *view_server_start(const view_config *cfg)
                             MHD_OPTION_END);
     if (!v->d) {
         log_error("view: cannot listen on 127.0.0.1:%d: %s", cfg->port, strerror(errno));
+        close(v->stop[0]);
+        close(v->stop[1]);
         free(v);
         return NULL;
     }
@@ -412,6 +426,8 @@ void view_server_stop(view_server *v)
 {
     if (!v)
         return;
+    close(v->stop[1]);          /* every event stream's poll wakes and ends */
     MHD_stop_daemon(v->d);
+    close(v->stop[0]);
     free(v);
 }
