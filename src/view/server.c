@@ -18,7 +18,7 @@
 #include "daemon/control.h"
 #include "util/log.h"
 
-#define BODY_MAX     1024       /* a POSTed command line */
+#define BODY_MAX     VIEW_COMMAND_MAX
 #define FILE_MAX     (1 << 20)  /* a page file */
 #define KEEPALIVE_MS 15000      /* a comment on a quiet event stream */
 #define LINE_MAX_LEN 65536      /* a watch frame */
@@ -220,22 +220,6 @@ static enum MHD_Result serve_status(view_server *v, struct MHD_Connection *c)
         return reply_text(c, 502, "the service is not running (its control socket does not answer)\n");
     int n = snprintf(out, sizeof out, "%s\n%s\n", st, tk);
     return reply(c, 200, "text/plain; charset=utf-8", out, (size_t)n < sizeof out ? (size_t)n : sizeof out - 1);
-}
-
-int view_command_allowed(const char *line, size_t len)
-{
-    static const char *const allowed[] = { "set ", "replay", "reroll", "panic" };
-    if (len == 0 || len > BODY_MAX)
-        return 0;
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)line[i] < 0x20 || (unsigned char)line[i] > 0x7e)
-            return 0;       /* one line of printable ASCII */
-    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
-        size_t n = strlen(allowed[i]);
-        if (len >= n && memcmp(line, allowed[i], n) == 0 && (allowed[i][n - 1] == ' ' || len == n || line[n] == ' '))
-            return 1;
-    }
-    return 0;
 }
 
 /* ------------------------------------------------------------------ POST /cmd */

@@ -27,7 +27,12 @@ int         view_server_port(const view_server *v);
 const char *view_server_token(const view_server *v);
 void        view_server_stop(view_server *v);
 
-/* 1 when the command line LINE (a page's POST) may go on to the service. */
+#define VIEW_COMMAND_MAX 1024    /* a POSTed command line, bytes */
+
+/* 1 when LINE (LEN bytes, a page's POST) may go on to the service: one
+ * line of printable ASCII, at most VIEW_COMMAND_MAX bytes, that starts
+ * with `set `, `replay`, `reroll` or `panic` (the page never saves: a
+ * path is the service's, and the service is sandboxed). */
 int view_command_allowed(const char *line, size_t len);
 
 #endif
