@@ -13,7 +13,8 @@ int view_command_allowed(const char *line, size_t len)
             return 0;       /* one line of printable ASCII */
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
         size_t n = strlen(allowed[i]);
-        if (len >= n && memcmp(line, allowed[i], n) == 0 && (allowed[i][n - 1] == ' ' || len == n || line[n] == ' '))
+        int word = allowed[i][n - 1] == ' ' ? len > n : len == n || line[n] == ' ';    /* set KEY, replay [N] */
+        if (len >= n && memcmp(line, allowed[i], n) == 0 && word)
             return 1;
     }
     return 0;
