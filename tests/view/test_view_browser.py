@@ -6,7 +6,8 @@ page is loaded in chromium; a phrase is played into the service in real
 time.  Checked in the page, as a user would see it: the player's notes
 appear within 200 ms of being played, the model's answer appears, its notes
 have attention lines to earlier notes, moving the density control changes
-the service's setting (`ctl get`), a take replays from the page.  Checked
+the service's setting (`ctl get`), a take saved from the page holds the
+phrase and the answer's notes, a take replays from the page.  Checked
 from outside: 403 without the token, 403 for a request from another site,
 nothing listens but on loopback.  A screenshot of the page goes to
 $CONTINUO_VIEW_SHOT (docs/view.png when run by hand).
@@ -22,6 +23,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+
+import mido
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
 from servetest import Service, check, done, sanitized  # noqa: E402
@@ -150,7 +153,7 @@ def check_page(page, sv):
     check(lines and lines > 0 and earlier, "attention lines from the model's notes to earlier notes")
 
 
-def check_controls(page, sv):
+def check_controls(page, sv, tmp):
     page.eval("(() => { const k = document.getElementById('knob-density'); k.value = 1.75; "
               "k.dispatchEvent(new Event('change')); })()")
     deadline = time.monotonic() + 3
@@ -161,6 +164,19 @@ def check_controls(page, sv):
     check("1.75" in got, "the density control set the service's density (%s)" % got)
     check(wait_for(page, "document.querySelectorAll('#takes button').length > 0", 5) is not None,
           "the take is listed on the page")
+    data = page.eval("Array.from(takeMidi(1) || [])")
+    with open(os.path.join(tmp, "take1.mid"), "wb") as f:
+        f.write(bytes(data or []))
+    try:
+        mf = mido.MidiFile(os.path.join(tmp, "take1.mid"))
+        ons = [sum(1 for m in t if m.type == "note_on" and m.velocity > 0) for t in mf.tracks]
+    except Exception as e:     # noqa: BLE001: what the page saved is not a MIDI file
+        ons = str(e)
+    takes = sv.request("takes")
+    want = int(takes.split("#1 at ")[1].split(" notes")[0].split(", ")[-1]) if "#1 at " in takes else -1
+    print("take 1 saved from the page: notes per track", ons, "; the service's take:", takes)
+    check(isinstance(ons, list) and len(ons) == 2 and ons[0] == len(MOTIF) and ons[1] == want,
+          "take 1 saved from the page: the player's phrase and the answer's %d notes (%s)" % (want, ons))
     before = sv.request("status")
     page.eval("document.querySelector('#takes button').click()")
     time.sleep(1.0)
@@ -187,7 +203,7 @@ def main():
         check_guards(base, token)
         page = Page(url, os.path.join(tmp, "profile"))
         check_page(page, sv)
-        check_controls(page, sv)
+        check_controls(page, sv, tmp)
         shot = os.environ.get("CONTINUO_VIEW_SHOT", os.path.join(tmp, "view.png"))
         data = page.call("Page.captureScreenshot", format="png").get("data", "")
         with open(shot, "wb") as f:

@@ -16,6 +16,8 @@ const marks = [];                       // {t, kind}
 let clock = { t: 0, at: performance.now() / 1000 };   // session time at a moment of the page
 let settings = {};
 let heads = 0;
+const answers = new Map();              // answer number -> {phrase: [notes], notes: [notes]}
+let phrase = [], answer = null;         // the player's notes since the last answer; the answer playing
 
 function q(path) { return path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(TOKEN); }
 function now() { return clock.t + performance.now() / 1000 - clock.at; }
@@ -32,6 +34,8 @@ function onNote(f) {
     const n = { id: f.id, who: f.who, pitch: f.pitch, vel: f.vel, on: f.t, off: null };
     notes.set(f.id, n);
     side.set(f.pitch, n);
+    if (f.who === "player") phrase.push(n);
+    else if (answer) answer.notes.push(n);
   } else {
     const open = side.get(f.pitch);
     if (open && open.off === null) open.off = f.t;
@@ -59,7 +63,13 @@ function onFrame(f) {
       showKnob(f.key, f.value);
       break;
     case "phrase_end": marks.push({ t: f.t, kind: "end" }); break;
-    case "answer": marks.push({ t: f.t, kind: "answer" }); refreshStatus(); break;
+    case "answer":
+      marks.push({ t: f.t, kind: "answer" });
+      answer = { phrase, notes: [] };
+      answers.set(f.answer, answer);
+      phrase = [];
+      refreshStatus();
+      break;
     case "answer_stop": marks.push({ t: f.t, kind: "stop" }); break;
     case "saved": refreshStatus(); break;
     case "dropped": say(f.frames + " frames dropped (this page fell behind)"); break;
@@ -205,6 +215,50 @@ function showKnob(key, value) {
   }
 }
 
+// ---- a take as a MIDI file (the page's own download: the service writes nothing)
+
+function vlq(n) {
+  const out = [n & 0x7f];
+  while ((n >>= 7) > 0) out.unshift((n & 0x7f) | 0x80);
+  return out;
+}
+
+// A track of NOTES on CHANNEL named NAME, times from T0, 960 ticks a second (480 a beat at 120 BPM).
+function track(name, list, channel, t0) {
+  const ev = [];
+  for (const n of list) {
+    const off = n.off === null ? n.on + 0.5 : n.off;
+    ev.push([Math.round((n.on - t0) * 960), 0x90 | channel, n.pitch, Math.max(1, n.vel)]);
+    ev.push([Math.round((off - t0) * 960), 0x80 | channel, n.pitch, 0]);
+  }
+  ev.sort((a, b) => a[0] - b[0] || (a[1] & 0xf0) - (b[1] & 0xf0));
+  const bytes = [0, 0xff, 0x03, name.length, ...[...name].map((c) => c.charCodeAt(0))];
+  let last = 0;
+  for (const [t, st, d1, d2] of ev) { bytes.push(...vlq(Math.max(0, t - last)), st, d1, d2); last = Math.max(last, t); }
+  bytes.push(0, 0xff, 0x2f, 0);
+  const len = bytes.length;
+  return [0x4d, 0x54, 0x72, 0x6b, len >>> 24, (len >>> 16) & 255, (len >>> 8) & 255, len & 255, ...bytes];
+}
+
+// Take N as a MIDI file: the player's phrase (channel 1) and the answer (channel 2); null if unseen.
+function takeMidi(n) {
+  const a = answers.get(n), all = a ? a.phrase.concat(a.notes) : [];
+  if (!all.length) return null;
+  const t0 = Math.min(...all.map((x) => x.on));
+  const head = [0x4d, 0x54, 0x68, 0x64, 0, 0, 0, 6, 0, 1, 0, 2, 0x01, 0xe0];
+  return new Uint8Array([...head, ...track("player", a.phrase, 0, t0), ...track("continuo", a.notes, 1, t0)]);
+}
+
+function saveTake(n) {
+  const data = takeMidi(n);
+  if (!data) return say("take #" + n + " was played before this page opened: replay it to save it");
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(new Blob([data], { type: "audio/midi" }));
+  link.download = "continuo-take-" + n + ".mid";
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}
+
 // ---- status and takes
 
 function showSync(sync, mode) {
@@ -229,6 +283,12 @@ function showTakes(text) {
     b.textContent = "replay";
     b.addEventListener("click", () => send("replay " + m[1]));
     li.appendChild(b);
+    if (answers.has(Number(m[1]))) {
+      const s = document.createElement("button");
+      s.textContent = "save";
+      s.addEventListener("click", () => saveTake(Number(m[1])));
+      li.appendChild(s);
+    }
     list.appendChild(li);
   }
 }
