@@ -264,7 +264,7 @@ function saveTake(n) {
 function showSync(sync, mode) {
   if (!sync) return;
   const s = sync.link ? "Link " + Number(sync.tempo).toFixed(1) + " BPM, " + sync.peers + " peers"
-          : sync.tempo ? "clock " + Number(sync.tempo).toFixed(1) + " BPM" : "free time";
+          : Number(sync.tempo) > 0 ? "clock " + Number(sync.tempo).toFixed(1) + " BPM" : "free time";
   document.getElementById("sync").textContent = s + (mode ? " (" + mode + ")" : "");
 }
 
@@ -299,6 +299,9 @@ function refreshStatus() {
     document.getElementById("latency").textContent =
       "first note p50 " + (field(status, "latency_ms_p50") || "-") + " ms";
     document.getElementById("state").textContent = field(status, "state");
+    const sync = field(status, "sync");
+    showSync({ link: sync === "link", tempo: sync === "link" ? field(status, "link_tempo") : field(status, "tempo"),
+               peers: field(status, "link_peers") || 0 }, field(status, "mode"));
     showTakes(takes || "");
   }).catch(() => {});
 }
