@@ -30,6 +30,8 @@ static const command commands[] = {
       .summary = "the sessions the service journaled: list them, export one" },
     { .name = "adapt", .run = cmd_adapt,
       .summary = "fine-tune the model on the player's sessions; keep it if it fits better" },
+    { .name = "view", .run = cmd_view,
+      .summary = "a local page that shows the service live: notes, attention, knobs, takes" },
 };
 
 static void usage(FILE *fp)

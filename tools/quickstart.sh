@@ -12,10 +12,10 @@ case "$mode" in run|test|deps) ;; *) echo "usage: $0 run|test|deps" >&2; exit 2 
 
 # What building and running need; the tests need the second list too.
 run_pkgs=(gcc g++ meson ninja-build pkg-config libopenblas-dev libasound2-dev libportmidi-dev
-          libfluidsynth-dev libpng-dev libsystemd-dev ableton-link-dev fluid-soundfont-gm python3)
+          libfluidsynth-dev libpng-dev libsystemd-dev libmicrohttpd-dev ableton-link-dev fluid-soundfont-gm python3)
 test_pkgs=(clang build-essential debhelper lintian fakeroot gpg arch-test libdpkg-perl libclang-rt-14-dev python3-torch python3-numpy python3-mido python3-matplotlib
            alsa-utils qemu-system-x86 qemu-utils mmdebstrap e2fsprogs busybox-static cpio valgrind
-           fluidsynth sox systemd iproute2 util-linux)
+           fluidsynth sox systemd iproute2 util-linux chromium python3-websocket)
 
 install_missing() {
     local missing=()

@@ -24,6 +24,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_journal(int argc, char **argv);
 int cmd_adapt(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 /* Shared by the commands: true when ARG is -h or --help. */
 int cli_is_help(const char *arg);

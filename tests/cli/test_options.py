@@ -15,7 +15,7 @@ SRC = os.environ["CONTINUO_SRC"]
 MODEL = os.path.join(SRC, "models", "continuo-default.gguf")
 MOTIF = os.path.join(SRC, "models", "motif.mid")
 COMMANDS = ["encode", "decode", "inspect", "continue", "eval", "bench", "serve", "ctl", "demo", "doctor", "journal",
-            "adapt"]
+            "adapt", "view"]
 fails = []
 
 
