@@ -72,7 +72,8 @@ try:
                  "/usr/share/man/man1/continuo.1.gz", "/etc/xdg/continuo/continuo.conf",
                  "/usr/share/doc/continuo/copyright", "/usr/share/continuo/train/adapt.py",
                  "/usr/share/continuo/train/train.py", "/usr/share/continuo/adapt-reference.tok",
-                 "/usr/share/continuo/adapt-replay.tok"):
+                 "/usr/share/continuo/adapt-replay.tok", "/usr/share/continuo/view/index.html",
+                 "/usr/share/continuo/view/view.js", "/usr/lib/systemd/user/continuo-view.service"):
         check(want in paths, "the package holds %s" % want)
     ctl = os.path.join(tmp, "control")
     subprocess.run(["dpkg-deb", "-e", deb, ctl], check=True)
