@@ -124,13 +124,16 @@ static int write_part(journal *j, int part, int64_t now, int force)
         return -1;
     }
     smf_track_out t = { part_names[part], p->ev, p->n };
-    if (journal_file_append(&j->file, &t) != 0) {
-        int e = errno;
-        if (e == EFBIG) {           /* the log's track count is full: folded, it holds two */
-            if (journal_file_fold(&j->file) == 0)
-                return write_part(j, part, now, force);
-            e = errno;
-        }
+    int rc = journal_file_append(&j->file, &t);
+    int e = rc ? errno : 0;
+    /* The log's track count full: folded, it holds two, and the track is
+     * written once more.  Once: EFBIG is also a file size limit (a fold
+     * does not help there), and a second failure is a failure. */
+    if (rc && e == EFBIG && journal_file_fold(&j->file) == 0) {
+        rc = journal_file_append(&j->file, &t);
+        e = rc ? errno : 0;
+    }
+    if (rc) {
         if (e == EINVAL) {          /* a track no retry can write (not a full disk or memory): dropped, not held forever */
             log_error("journal: %zu messages of the %s part dropped: they cannot be written (see above)",
                       (size_t)p->n, part_names[part]);
