@@ -8,6 +8,7 @@
 #include "util/choices.h"
 
 #include "fuzz/fuzz_quiet.h"  /* quiet stderr under libFuzzer; REQUIRE */
+#include "fuzz_watch_stub.h"
 
 /* Lines as config_load_text counts them: each '\n' ends one, and text after
  * the last '\n' is one more. */

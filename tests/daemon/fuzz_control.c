@@ -8,6 +8,7 @@
 #include "daemon/options.h"
 
 #include "fuzz/fuzz_quiet.h"  /* quiet stderr under libFuzzer; REQUIRE */
+#include "fuzz_watch_stub.h"
 
 /* A stand-in for the service: get and set on a config, like the real one. */
 static void handle(void *user, char *line, char *reply, size_t len)
