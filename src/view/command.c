@@ -13,8 +13,9 @@ int view_command_allowed(const char *line, size_t len)
             return 0;       /* one line of printable ASCII */
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
         size_t n = strlen(allowed[i]);
-        int word = allowed[i][n - 1] == ' ' ? len > n : len == n || line[n] == ' ';    /* set KEY, replay [N] */
-        if (len >= n && memcmp(line, allowed[i], n) == 0 && word)
+        if (len < n || memcmp(line, allowed[i], n) != 0)
+            continue;
+        if (allowed[i][n - 1] == ' ' ? len > n : len == n || line[n] == ' ')     /* set KEY, replay [N] */
             return 1;
     }
     return 0;
