@@ -29,11 +29,11 @@ static const char view_usage[] =
     "its control socket.  Stop with Ctrl-C.\n";
 
 /* The page's files: $CONTINUO_DATADIR/view (a data folder, or a source
- * tree's src/view/page), the installed ones, the source tree beside the
+ * tree's data/view), the installed ones, the source tree beside the
  * binary. */
 static const datafile page_index = {
-    .name = "index.html", .env = "CONTINUO_DATADIR", .env_kind = DATAFILE_ENV_DATA_DIR,
-    .source_dir = "src/view/page", .installed = 1, .beside_binary = 1,
+    .name = "view/index.html", .env = "CONTINUO_DATADIR", .env_kind = DATAFILE_ENV_DATA_DIR,
+    .source_dir = "data", .installed = 1, .beside_binary = 1,
 };
 
 static int find_page_dir(char *dir, size_t len)
