@@ -35,6 +35,7 @@ SEED = 1000             # the service's; its continuation k is seeded SEED + k
 SECONDS = 3             # continue --seconds, serve's response_seconds
 PRIMER_S = 10           # a primer: the first 10 s of a performance
 TOLERANCE_S = 0.025     # the service plays in real time: its notes' times jitter
+LATE_RERUN_MS = 10      # a service that measured itself this late may run a case once more
 
 # name, serve's settings (continue's options follow from --help)
 SETTINGS = [
@@ -210,23 +211,28 @@ def same_notes(a, b, tolerance=TOLERANCE_S, releases=True):
     return True, ""
 
 
-def serve_run(folder, primer, k, sets):
+def serve_run(folder, primer, k, sets, again=False):
     """A fresh service (an empty context, as `continue` starts) with SETS
-    continues PRIMER (`ctl play`) with seed SEED + K: its ids and notes."""
+    continues PRIMER (`ctl play`) with seed SEED + K: its ids, its notes and
+    the latest it sent a message against its deadline, in ms, as it
+    measured (status's timing_error_ms_max)."""
     sets = ["%s=%s" % kv for kv in sets.items()]
-    rec = os.path.join(folder, "rec%d.mid" % k)
+    rec = os.path.join(folder, "rec%d%s.mid" % (k, "-again" if again else ""))
     sv = Service("model=" + MODEL, "input=null", "recording=" + rec, "seed=%d" % (SEED + k - 1),
                  "response_seconds=%d" % SECONDS, "model_threads=2", *sets, verbose=True)
     try:
         reply = sv.request("play " + primer)
         check(reply.startswith("ok heard"), "play %s: %s" % (primer, reply))
         wait_answered(sv, 1)
+        st = sv.request("status")
+        m = re.search(r"timing_error_ms_max=(-?[\d.]+)", st)
+        late_ms = float(m.group(1)) if m else 0.0
         sv.stop()
         runs = logged_ids(sv.read_log())
         check(len(runs) == 1, "the service logged one continuation's ids, not %d" % len(runs))
     finally:
         sv.cleanup()
-    return (runs[0] if runs else []), model_notes(rec)
+    return (runs[0] if runs else []), model_notes(rec), late_ms
 
 
 def primer_end(path):
@@ -270,7 +276,7 @@ def main():
                 k += 1
                 opts = [x for key, value in sets.items() for x in (names[key], value)]
                 results.append((name, sets, p, k, serve_run(d, p, k, sets), opts))
-        for name, sets, p, k, (ids, served), opts in results:
+        for name, sets, p, k, (ids, served, late_ms), opts in results:
             out = os.path.join(d, "c%d.mid" % k)
             cont_ids, cont_notes = continue_run(p, out, SEED + k, opts)
             same = ids == cont_ids
@@ -280,6 +286,16 @@ def main():
                      "same" if same else "first differ at %d" % first, len(served), len(cont_notes)))
             check(same and len(ids) > 20, "%s, %s: the same ids in serve and continue" % (name, p))
             ok, why = same_notes(served, cont_notes)
+            if not ok and same and late_ms > LATE_RERUN_MS:
+                # The service timed its notes as continue did but says it sent
+                # one LATE_MS late: the machine did not run its loop in time (a
+                # busy CI machine: 35-38 ms once in a few hundred notes). Once
+                # more; a wrong time the service made itself fails both runs.
+                print("  %s, %s: %s; the service measured a message %.1f ms late: once more"
+                      % (name, os.path.basename(p), why, late_ms))
+                ids, served, late_ms = serve_run(d, p, k, sets, again=True)
+                ok, why = same_notes(served, cont_notes)
+                check(ids == cont_ids, "%s, %s: the same ids in serve (again) and continue" % (name, p))
             check(ok, "%s, %s: the same notes in serve and continue (%s)" % (name, p, why))
             check_rules(name, p, sets, cont_notes)
     return done()
