@@ -9,12 +9,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 from servetest import (Service, FifoReader, check, done, parse_midi_bytes, read_smf,  # noqa: E402
                        unended_notes, sanitized)
 
-# Notes must be silent within 100 ms of the signal and the process gone
-# within 100 ms; the exit (process teardown) gets more room on a machine
-# busier than its cores (parallel builds) and under sanitizers.
+# Notes must be silent within 100 ms of the signal (what a listener hears,
+# docs/RELIABILITY.md) and the process gone within 500 ms: after the silence
+# it writes the recording and closes the journal, each synced to disk, which
+# is the disk's time (40 ms here, 148 ms once on a CI machine); more room on
+# a machine busier than its cores (parallel builds) and under sanitizers.
 limit = 0.5 if sanitized() else 0.1
 busy = os.getloadavg()[0] > (os.cpu_count() or 1)
-exit_limit = limit * (3 if busy else 1)
+exit_limit = (2.5 if sanitized() else 0.5) * (3 if busy else 1)
 
 
 def scenario(sig, answer_sounding):
