@@ -16,7 +16,7 @@ from servetest import (Service, FifoReader, check, done, parse_midi_bytes, read_
 # a machine busier than its cores (parallel builds) and under sanitizers.
 limit = 0.5 if sanitized() else 0.1
 busy = os.getloadavg()[0] > (os.cpu_count() or 1)
-exit_limit = (2.5 if sanitized() else 0.5) * (3 if busy else 1)
+exit_limit = 5 * limit * (3 if busy else 1)
 
 
 def scenario(sig, answer_sounding):
