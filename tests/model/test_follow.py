@@ -1,15 +1,16 @@
 """test_follow.py: `continue --pace` and `--key-pull` keep the pace and the key of real piano openings
 with the shipped model.
 
-Left to its own odds the shipped model drifts away from the pace it
-continues: after slow openings it plays two to three times the pianist's
-notes per second (docs/REALISM.md).  This runs the realism benchmark as a
+Left to their own odds the shipped models drifted away from the pace they
+continue: after slow openings the earlier ones played two to three times
+the pianist's notes per second (docs/REALISM.md), the model of 2.063 about
+1.3 times.  This runs the realism benchmark as a
 user would (bench/realism.py on ASAP's valid split, one continuation per
 piece, --pace 0 and 1, --key-pull 0 and 0.3, one candidate: the rules
 themselves, not the choice among candidates, whose mix weighs the pace
 too) and checks what a listener
 would notice: with the pace on, the continuations of slow openings (primer
-under 4 notes/s) come much closer to the pianist's pace, the fast openings'
+under 4 notes/s) come closer to the pianist's pace, within a quarter of it, the fast openings'
 are not slowed to a crawl, and the mean over all pieces is nearer the
 pianist's than without; with the key pulled, the continuations' pitch
 classes overlap the primer's more.
@@ -17,6 +18,7 @@ Skips (77) without ASAP, and in a sanitized build (the same C path runs
 there in `model continue`; forty 20 s continuations would take minutes)."""
 
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -68,7 +70,9 @@ def main() -> int:
           f"{len(ratios(1.0, fast))} fast openings: {f_on:.2f} pace 1; all {len(pieces)}: {all_off:.3f} pace 0, "
           f"{all_on:.3f} pace 1")
     check(len(ratios(0.0, slow)) >= 3 and len(ratios(1.0, fast)) >= 3, "the split has slow and fast openings")
-    check(s_on < 0.8 * s_off, "slow openings: the pace takes the continuation much closer to the pianist's")
+    # closer to the pianist's pace (a ratio of 1) than the model alone, and within a quarter of it
+    check(abs(math.log(s_on)) < abs(math.log(s_off)) and abs(math.log(s_on)) < math.log(1.25),
+          "slow openings: the pace takes the continuation much closer to the pianist's")
     check(s_on < 1.5, "slow openings: at most 1.5 times the pianist's notes per second with the pace on")
     check(f_on > 0.7, "fast openings: the pace does not slow the continuation to a crawl")
     check(abs(all_on - 1) < abs(all_off - 1), "all pieces: the pace brings notes/s nearer the pianist's")

@@ -11,7 +11,7 @@ in the scale, and `replay 1` plays the first answer again into the context.
 
 The knobs that move the music by degrees (density 2 plays at least 1.5
 times the notes per second, motif 1 comes back to the phrase's interval
-patterns, the two temperatures at 0.5 narrow the rhythm's and the pitches'
+patterns more than motif 0 (the default, 0.4, is between), the two temperatures at 0.5 narrow the rhythm's and the pitches'
 spread; register +12 sits at least 3 semitones above register -12) are
 judged against the answer to the same phrase from the same empty context
 and the same seed (the defaults', or register -12's): one fresh service
@@ -127,13 +127,15 @@ class Answerer:
 # compares with the reference's answer (the defaults', or another setting's).
 # register shifts the odds of each step's note-ons by a fifth of its value
 # from where the model's lean (so the shifts add up), while the defaults
-# wander wherever the model takes them: +12 is judged against -12.
+# wander wherever the model takes them: +12 is judged against -12.  The
+# motif pull is on by default (0.4): motif 1 is judged against the knob off.
 PAIRED = [("density 2", "density", 95, 0.25 * 16 ** (95 / 127), "notes/s", rate, "defaults",
            lambda x, ref: x >= 1.5 * ref),
           ("register -12", "register", 32, -12, "mean pitch", lambda ns: mean([n[2] for n in ns]), None, None),
           ("register +12", "register", 95, 12, "mean pitch", lambda ns: mean([n[2] for n in ns]), "register -12",
            lambda x, ref: x >= ref + 3),
-          ("motif 1", "motif", 127, 1.0, "motif share", None, "defaults", lambda x, ref: x > ref),
+          ("motif 0", "motif", 0, 0.0, "motif share", None, None, None),
+          ("motif 1", "motif", 127, 1.0, "motif share", None, "motif 0", lambda x, ref: x > ref),
           ("rhythm_temperature 0.5", "rhythm_temperature", 32, 0.25 * 16 ** (32 / 127), "time-shift entropy",
            ioi_entropy, "defaults", lambda x, ref: x < ref),
           ("pitch_temperature 0.5", "pitch_temperature", 32, 0.25 * 16 ** (32 / 127), "pitch entropy",

