@@ -40,7 +40,7 @@ static const char adapt_usage[] =
 
 typedef struct adapt_args {
     double minutes;
-    int list, use, reset, threads, max_steps;
+    int list, use, reset, threads, max_steps, if_new;
     double lr, kl_weight, replay_weight;
     const char *model, *reference, *journal, *config, *output;
 } adapt_args;
@@ -183,7 +183,7 @@ static int use_model(const char *dir, int which)
     }
     int rc = adapted_set_use(dir, which == 0 ? "shipped" : m[which - 1].name);
     if (rc == 0)
-        printf("model = auto now plays %s (serve: from its next start)\n",
+        printf("model = auto now plays %s (a running serve: after `continuo ctl reload`)\n",
                which == 0 ? "the shipped model" : m[which - 1].name);
     free(m);
     return rc == 0 ? 0 : 1;
@@ -297,10 +297,44 @@ static int keep(const adapt_paths *p, const adapt_data *d, const adapt_result *r
     if (adapted_set_use(p->dir, NULL) != 0)
         return -1;
     printf("kept: %s (held-back NLL %.4f -> %.4f, %+.1f%%; reference %.4f -> %.4f, %+.1f%%); "
-           "model = auto plays it from serve's next start\n", model, r->held_before, r->held_after,
+           "model = auto plays it (a running serve: after `continuo ctl reload`)\n", model, r->held_before, r->held_after,
            change_pct(r->held_before, r->held_after), r->ref_before, r->ref_after,
            change_pct(r->ref_before, r->ref_after));
     return 0;
+}
+
+/* ------------------------------------------------------------ the last run */
+
+/* DIR/last-run: when adapt last ran to a verdict on the journal, the
+ * newest session it read (its mtime: --if-new compares), and the verdict;
+ * all or nothing.  `continuo doctor` shows it (adapted_read_last_run).  A
+ * run on files given (DIR NULL) is not recorded: their mtimes say nothing
+ * of what the journal holds. */
+static void record_run(const char *dir, time_t newest, const char *verdict)
+{
+    char path[ADAPTED_PATH_MAX + 16], text[1024], date[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    if (!dir)
+        return;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(path, sizeof path, "%s/last-run", dir);
+    int n = snprintf(text, sizeof text, "date: %s\nnewest session: %lld\nverdict: %.100s\n", date,
+                     (long long)newest, verdict);
+    if (file_write_atomic(path, text, (size_t)(n < (int)sizeof text ? n : (int)sizeof text - 1)) != 0)
+        log_warn("adapt: cannot write %s (the next --if-new adapts again)", path);
+}
+
+/* The mtime of the newest of IN's files (0: none). */
+static time_t newest_session(const adapt_inputs *in)
+{
+    time_t newest = 0;
+    struct stat st;
+    for (int i = 0; i < in->n; i++)
+        if (stat(in->path[i], &st) == 0 && st.st_mtime > newest)
+            newest = st.st_mtime;
+    return newest;
 }
 
 /* ------------------------------------------------------------ the run */
@@ -440,8 +474,10 @@ static int absolute(char *path, size_t len)
     return 0;
 }
 
-/* Everything before the fine-tune: sessions, start model, reference, the token files. 0, 1 too little, -1. */
-static int prepare(const adapt_args *a, char **files, int n_files, adapt_paths *p, adapt_data *d)
+/* Everything before the fine-tune: sessions, start model, reference, the
+ * token files; *NEWEST the newest session's mtime.  0, 1 too little, 2
+ * nothing new in the journal since the last run (--if-new), -1. */
+static int prepare(const adapt_args *a, char **files, int n_files, adapt_paths *p, adapt_data *d, time_t *newest)
 {
     adapt_inputs in = { 0 };
     char from[CONFIG_STR_MAX + 32];
@@ -451,6 +487,13 @@ static int prepare(const adapt_args *a, char **files, int n_files, adapt_paths *
     int rc = load_config(a, &c);
     if (rc == 0)
         rc = gather(&c, a, files, n_files, &in, from, sizeof from);
+    *newest = newest_session(&in);
+    adapted_last_run last;
+    if (rc == 0 && a->if_new && n_files == 0 && adapted_read_last_run(p->dir, &last) == 0 && *newest <= last.newest) {
+        printf("nothing new since the last adapt (%s: %s): nothing to do\n", last.date, last.verdict);
+        adapt_inputs_free(&in);
+        return 2;
+    }
     if (rc == 0 && start_model(&c, a, p->start, sizeof p->start) != 0)
         rc = -1;
     if (rc == 0 && a->reference)
@@ -490,16 +533,24 @@ static int adapt_run(const adapt_args *a, char **files, int n_files, const char 
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    int rc = prepare(a, files, n_files, &p, &d);
+    time_t newest = 0;
+    const char *record = n_files == 0 ? dir : NULL;
+    int rc = prepare(a, files, n_files, &p, &d, &newest);
     fflush(stdout);
+    if (rc == 2)
+        return 0;                       /* --if-new: nothing new */
+    if (rc == 1)
+        record_run(record, newest, "too little playing");
     if (rc == 0 && (stop_signal || fine_tune(a, &p, t0, &r) != 0))
         rc = -1;
     if (rc == 0 && a->output)
         rc = copy_file(p.out, a->output);
-    if (rc == 0 && refuse(&r, why, sizeof why))
+    if (rc == 0 && refuse(&r, why, sizeof why)) {
         printf("not kept: %s: nothing changed\n", why);
-    else if (rc == 0)
-        rc = keep(&p, &d, &r);
+        record_run(record, newest, "not kept");
+    } else if (rc == 0 && (rc = keep(&p, &d, &r)) == 0) {
+        record_run(record, newest, "kept");
+    }
     if (p.work[0])
         remove_work(&p);
     return rc < 0 ? 1 : 0;
@@ -515,6 +566,8 @@ int cmd_adapt(int argc, char **argv)
         CLI_FLAG("list", 0, &a.list, "the kept adapted models, numbered, and the one model = auto plays"),
         CLI_INT("use", 0, "N", 0, 1000000, &a.use, "play adapted model N of --list (0: the shipped model)"),
         CLI_FLAG("reset", 0, &a.reset, "back to the shipped model (until the next kept adapt)"),
+        CLI_FLAG("if-new", 0, &a.if_new, "only when a journal session is newer than the last adapt's "
+                 "verdict on the journal (continuo-adapt.timer)"),
         CLI_FILE("journal", 0, "DIR", &a.journal, "the journal folder (default: the state folder's)"),
         CLI_FILE("model", 0, "FILE", &a.model, "the model to start from (default: the config's model, "
                  "$CONTINUO_MODEL, the shipped one)"),

@@ -16,9 +16,20 @@ static const char ctl_usage[] =
     "\n"
     "commands:\n";
 
-/* The command's words joined into LINE (size LEN); a relative file of
- * `save` or `play` made absolute, since the service runs elsewhere.  0, or the exit
- * status after the message. */
+/* Word I of WORDS names a file: `save`'s, `play`'s, `save-take`'s, and
+ * `model`'s (but auto and the model-free engines, echo and stall). */
+static int is_file_word(char **words, int i)
+{
+    const char *cmd = words[0], *w = words[i];
+    if (i == 1 && strcmp(cmd, "model") == 0)
+        return w[0] && strcmp(w, "auto") != 0 && strcmp(w, "echo") != 0 && strcmp(w, "stall") != 0;
+    return (i == 1 && (strcmp(cmd, "save") == 0 || strcmp(cmd, "play") == 0))
+           || (i == 2 && strcmp(cmd, "save-take") == 0);
+}
+
+/* The command's words joined into LINE (size LEN); a relative file made
+ * absolute (is_file_word), since the service runs elsewhere.  0, or the
+ * exit status after the message. */
 static int join_words(char **words, int n_words, char *line, size_t len)
 {
     char abs_path[PATH_MAX];
@@ -26,8 +37,7 @@ static int join_words(char **words, int n_words, char *line, size_t len)
     line[0] = '\0';
     for (int i = 0; i < n_words; i++) {
         const char *word = words[i];
-        if (((i == 1 && (strcmp(words[0], "save") == 0 || strcmp(words[0], "play") == 0))
-             || (i == 2 && strcmp(words[0], "save-take") == 0)) && word[0] != '/') {
+        if (is_file_word(words, i) && word[0] != '/') {
             char cwd[PATH_MAX];
             if (!getcwd(cwd, sizeof cwd) ||
                 snprintf(abs_path, sizeof abs_path, "%s/%s", cwd, word) >= (int)sizeof abs_path) {

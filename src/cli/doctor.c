@@ -461,6 +461,51 @@ static void check_model(doctor *d, const config *c)
     model_free(&m);
 }
 
+/* ---- adapt: PyTorch, and the last run ---- */
+
+/* PyTorch's version, as the Python `continuo adapt` runs imports it, into
+ * OUT; 0, or -1 when it does not import (OUT: why). */
+static int torch_version(char *out, size_t len)
+{
+    const char *py = getenv("CONTINUO_PYTHON");
+    char cmd[512], line[128] = "";
+    snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy, torch; print(torch.__version__)' 2>/dev/null",
+             py && *py && !strchr(py, '\'') ? py : "/usr/bin/python3");
+    FILE *fp = popen(cmd, "r");
+    if (!fp) {
+        snprintf(out, len, "cannot run Python: %s", strerror(errno));
+        return -1;
+    }
+    int got = fgets(line, sizeof line, fp) != NULL;
+    int status = pclose(fp);
+    line[strcspn(line, "\n")] = '\0';
+    if (!got || status != 0) {
+        snprintf(out, len, "PyTorch and NumPy do not import");
+        return -1;
+    }
+    snprintf(out, len, "%s", line);
+    return 0;
+}
+
+/* Not a problem for serve either way: INFO and WARN only. */
+static void check_adapt(doctor *d)
+{
+    char version[128], dir[ADAPTED_PATH_MAX];
+    adapted_last_run last;
+    if (torch_version(version, sizeof version) == 0)
+        report(d, OK, "adapt", NULL, "PyTorch %s: `continuo adapt` can run", version);
+    else
+        report(d, INFO, "adapt", NULL, "%s: `continuo adapt` needs them (sudo apt install python3-torch "
+               "python3-numpy); serve does not", version);
+    if (adapted_dir(dir, sizeof dir) != 0)
+        return;
+    if (adapted_read_last_run(dir, &last) == 0)
+        report(d, INFO, "adapt", NULL, "last run %s: %s (%s/last-run)", last.date, last.verdict, dir);
+    else
+        report(d, INFO, "adapt", NULL, "never ran here (%s; continuo-adapt.timer runs it at night once "
+               "enabled: systemctl --user enable --now continuo-adapt.timer)", dir);
+}
+
 /* ---- the control socket ---- */
 
 static void check_socket(doctor *d, const config *c)
@@ -611,6 +656,7 @@ int cmd_doctor(int argc, char **argv)
         check_midi(&d, &c);
         check_sound(&d, &c);
         check_model(&d, &c);
+        check_adapt(&d);
         check_socket(&d, &c);
         check_sync(&d, &c);
     }

@@ -149,3 +149,25 @@ const char *adapted_model_for(const char *setting, char *buf, size_t len)
         return NULL;
     return adapted_in_use(dir, buf, len) == 1 ? buf : NULL;
 }
+
+int adapted_read_last_run(const char *dir, adapted_last_run *r)
+{
+    char path[ADAPTED_PATH_MAX + 16], line[256];
+    snprintf(path, sizeof path, "%s/last-run", dir);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return -1;
+    memset(r, 0, sizeof *r);
+    int found = 0;
+    while (fgets(line, sizeof line, fp)) {
+        found += sscanf(line, "date: %31s", r->date) == 1;
+        found += sscanf(line, "newest session: %lld", &r->newest) == 1;
+        if (strncmp(line, "verdict: ", 9) == 0) {
+            snprintf(r->verdict, sizeof r->verdict, "%.127s", line + 9);
+            r->verdict[strcspn(r->verdict, "\n")] = '\0';
+            found++;
+        }
+    }
+    fclose(fp);
+    return found == 3 ? 0 : -1;
+}

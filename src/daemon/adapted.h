@@ -25,6 +25,15 @@ typedef struct adapted_model {
     double ref_before, ref_after;   /* NLL on the general reference */
 } adapted_model;
 
+/* DIR/last-run, as `continuo adapt` wrote it after its last verdict. */
+typedef struct adapted_last_run {
+    char      date[32];         /* ISO 8601 UTC */
+    long long newest;           /* mtime of the newest session it read */
+    char      verdict[128];     /* "kept", "not kept", "too little playing" */
+} adapted_last_run;
+/* 0 with *R read, or -1 when DIR/last-run is missing or unreadable. */
+int adapted_read_last_run(const char *dir, adapted_last_run *r);
+
 /* STATE/adapted into OUT (LEN bytes), STATE the state folder whose
  * journal a reader sees (statedir.h, STATE_READ: the models stay beside
  * the playing they came from): 0, or -1 (no state folder, logged). */

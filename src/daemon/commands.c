@@ -65,6 +65,20 @@ static void status_turn(service *sv, int64_t *tmp, char *reply, size_t len)
                  sv->cont.judged, sv->cont.judged_early, sv->barge_ins);
 }
 
+/* " model=FILE" (in quotes when it holds a space): the model file in use,
+ * and the one loading, if any. */
+static void status_model(const service *sv, char *reply, size_t len)
+{
+    const model_switch *ms = &sv->models;
+    size_t used = strlen(reply);
+    const char *q = strchr(ms->in_use, ' ') ? "\"" : "";
+    if (used < len && ms->in_use[0])
+        used += (size_t)snprintf(reply + used, len - used, " model=%s%s%s", q, ms->in_use, q);
+    q = strchr(ms->want, ' ') ? "\"" : "";
+    if (used < len && ms->want[0] && (ms->loading || ms->swapping))
+        snprintf(reply + used, len - used, " model_loading=%s%s%s", q, ms->want, q);
+}
+
 /* The watchers now, and the model note-ons' attention records the loop
  * had not taken when the generator sent them (docs/WATCH.md). */
 static void status_watch(service *sv, char *reply, size_t len)
@@ -131,8 +145,33 @@ static void cmd_status(service *sv, char *arg, char *rest, char *reply, size_t l
     }
     status_turn(sv, tmp, reply, len);
     status_watch(sv, reply, len);
+    status_model(sv, reply, len);
     status_knobs(&sv->cfg, reply, len);
     service_describe_outputs(sv, reply, len);
+}
+
+/* model: the setting and the file in use; model VALUE: as `set model
+ * VALUE`, the file loading while the one in use plays on. */
+static void cmd_model(service *sv, char *arg, char *rest, char *reply, size_t len)
+{
+    char value[CONFIG_STR_MAX + 2], why[1024];
+    const model_switch *ms = &sv->models;
+    if (!arg) {
+        snprintf(reply, len, "ok model = %s: %.1500s%s%.1500s", sv->cfg.model, ms->in_use[0] ? ms->in_use : "none",
+                 ms->loading || ms->swapping ? " plays, loading " : "", ms->loading || ms->swapping ? ms->want : "");
+        return;
+    }
+    if (snprintf(value, sizeof value, "%s%s%s", arg, rest ? " " : "", rest ? rest : "") >= CONFIG_STR_MAX) {
+        snprintf(reply, len, "error model: a value longer than %d bytes", CONFIG_STR_MAX - 1);
+        return;
+    }
+    if (service_set_option(sv, config_find("model"), value, why, sizeof why) < 0)
+        snprintf(reply, len, "error %.3000s", why);
+    else if (ms->loading || ms->swapping)
+        snprintf(reply, len, "ok model = %.1000s: loading %.1500s (%.1500s plays meanwhile)", sv->cfg.model, ms->want,
+                 ms->in_use);
+    else
+        snprintf(reply, len, "ok model = %.1000s: %.1500s in use", sv->cfg.model, ms->in_use);
 }
 
 /* tempo: the tempo followed; tempo BPM: proposed to the Link session. */
@@ -335,6 +374,8 @@ const control_command control_commands[] = {
       .help = "write the session (player, model) to a MIDI file" },
     { .name = "play", .min_args = 1, .max_args = 2, .run = cmd_play, .usage = "play FILE",
       .help = "hear a MIDI file's notes as the player's phrase (at their own times) and answer it" },
+    { .name = "model", .min_args = 0, .max_args = 2, .run = cmd_model, .usage = "model [FILE|auto]",
+      .help = "the model file in use; FILE (or auto): load it and play with it from the next answer" },
     { .name = "tempo", .min_args = 0, .max_args = 1, .run = cmd_tempo, .usage = "tempo [BPM]",
       .help = "the tempo followed; with sync = link, propose BPM to the Link session" },
     { .name = "takes", .min_args = 0, .max_args = 0, .run = cmd_takes, .usage = "takes",

@@ -46,6 +46,11 @@
  * think:    (may be NULL) one step of the prepared candidates (one batched
  *           decode of all): 1 while there is more to think, 0 when there is
  *           none (none prepared, or all at their end), -1 on error.
+ * take_over: (may be NULL: a new model starts from silence) STATE, just
+ *           opened (a model switched live, daemon/model_switch.h), stands
+ *           where FROM stands, between continuations: FROM's candidates
+ *           dropped, its context heard by STATE's model; FROM is closed
+ *           after.  0, or -1 (logged; FROM still usable).
  * odds:     (may be NULL: the silence rule alone) the model's odds of the
  *           player's next event after the phrase heard up to session time
  *           AT (nothing held, the pedal up), into OUT (play/turn.h); called
@@ -68,6 +73,10 @@ typedef struct engine_ops {
     int  (*prepare)(void *state, double at, const cont_spec *spec);
     int  (*think)(void *state);
     int  (*odds)(void *state, double at, turn_odds *out);
+    int  (*take_over)(void *state, void *from);
+    /* (may be NULL: no file) the model file STATE plays with, read after
+     * open, before the state goes to the generator thread */
+    const char *(*file)(void *state);
     /* (may be NULL: nothing to watch) watch: ON 1 while `serve` has
      * watchers, so each head's sources of the note-ons to come are kept
      * (the candidates forked from then on too); attention: those of the

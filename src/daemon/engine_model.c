@@ -261,6 +261,21 @@ static int me_attention(void *state, uint32_t note, note_attention *out)
     return a != NULL;
 }
 
+/* Takes FROM's place: its candidates go (their continuation ends), its
+ * context moves over (continuation_take_over). */
+static int me_take_over(void *state, void *from)
+{
+    model_engine *e = state, *old = from;
+    if (drop(old) < 0)
+        return -1;
+    return continuation_take_over(&e->cont, &old->cont);
+}
+
+static const char *me_file(void *state)
+{
+    return ((model_engine *)state)->m.file.path;
+}
+
 static const engine_ops model_ops = {
     .name = "music-transformer",
     .open = me_open,
@@ -279,5 +294,7 @@ static const engine_ops model_ops = {
     .odds = me_odds,
     .watch = me_watch,
     .attention = me_attention,
+    .take_over = me_take_over,
+    .file = me_file,
 };
 const engine_ops *const engine_model = &model_ops;

@@ -77,6 +77,7 @@ typedef struct gen_run {
     gen_out  held;              /* duet: an event sampled too far ahead, not yet sent */
     int      have_held;
     int      thinking;          /* candidates prepared: the engine thinks while idle */
+    void    *swap;              /* GEN_SWAP's state, waiting for the continuation's end */
 } gen_run;
 
 static void gen_failed(generator *g)
@@ -163,6 +164,11 @@ static int run_commands(generator *g, gen_run *r)
             if (!r->generating)
                 prepare(g, r, &c);
             break;
+        case GEN_SWAP:
+            if (r->swap)                /* the loop sends one at a time; a second replaces it */
+                e->close(r->swap);
+            r->swap = c.state;
+            break;
         case GEN_REPLAY:
             if (r->generating)
                 e->end(g->state, 0);
@@ -233,6 +239,27 @@ static void think(generator *g, gen_run *r)
     r->thinking = rc > 0;
 }
 
+/* GEN_SWAP, between continuations: the new state takes the old one's
+ * place (engine take_over) and the old one is closed; or, when it cannot,
+ * the new one is.  The verdict goes back to the loop. */
+static void swap_engine(generator *g, gen_run *r)
+{
+    const engine_ops *e = g->engine;
+    void *fresh = r->swap;
+    gen_out o = { .swap = 1 };
+    r->swap = NULL;
+    r->thinking = 0;                    /* take_over drops the candidates */
+    if (e->take_over && e->take_over(fresh, g->state) < 0) {
+        e->close(fresh);
+        o.swap = -1;
+    } else {
+        e->close(g->state);
+        g->state = fresh;
+        g->watching = 0;                /* sync_watch tells the new state */
+    }
+    push_out(g, &o);
+}
+
 static void *generator_main(void *arg)
 {
     generator *g = arg;
@@ -240,8 +267,13 @@ static void *generator_main(void *arg)
     memset(&r, 0, sizeof r);
     for (;;) {
         atomic_store(&g->progress_ns, clock_now_ns());
-        if (run_commands(g, &r))
+        if (run_commands(g, &r)) {
+            if (r.swap)
+                g->engine->close(r.swap);
             return NULL;
+        }
+        if (r.swap && !r.generating)
+            swap_engine(g, &r);
         sync_watch(g);
         if (r.generating)
             r.thinking = 0;             /* a begin took (or dropped) the candidates */
@@ -277,13 +309,7 @@ int generator_start(generator *g, const engine_ops *engine, const config *cfg)
     }
     if (engine->open(&g->state, cfg) < 0)
         goto fail;
-    g->ms_per_event = engine->ms_per_event ? engine->ms_per_event(g->state) : 0;
-    /* The slowest step it can take, a window slide (3/4 of the context
-     * prefilled), costs less than a whole context of decode steps; stalled
-     * means four times that without progress, and never less than 5 s. */
-    g->stall_ns = (int64_t)(4.0 * cfg->context_events * g->ms_per_event * 1e6);
-    if (g->stall_ns < GEN_STALL_MIN_NS)
-        g->stall_ns = GEN_STALL_MIN_NS;
+    generator_set_speed(g, engine->ms_per_event ? engine->ms_per_event(g->state) : 0, cfg->context_events);
     int err = pthread_create(&g->thread, NULL, generator_main, g);
     if (err) {
         log_error("cannot start the generator thread: %s", strerror(err));
@@ -309,9 +335,11 @@ void generator_stop(generator *g)
         pthread_join(g->thread, NULL);
         g->running = 0;
         gen_cmd left;
-        while (ring_pop(&g->cmds, &left))   /* a replay the thread did not take: its copy */
+        while (ring_pop(&g->cmds, &left))   /* a replay or swap the thread did not take */
             if (left.kind == GEN_REPLAY)
                 free(left.replay);
+            else if (left.kind == GEN_SWAP)
+                g->engine->close(left.state);
         g->engine->close(g->state);
         g->state = NULL;
     }
@@ -323,6 +351,17 @@ void generator_stop(generator *g)
     ring_free(&g->cmds);
     ring_free(&g->outs);
     ring_free(&g->heads);
+}
+
+void generator_set_speed(generator *g, double ms_per_event, int context_events)
+{
+    g->ms_per_event = ms_per_event;
+    /* The slowest step it can take, a window slide (3/4 of the context
+     * prefilled), costs less than a whole context of decode steps; stalled
+     * means four times that without progress, and never less than 5 s. */
+    g->stall_ns = (int64_t)(4.0 * context_events * ms_per_event * 1e6);
+    if (g->stall_ns < GEN_STALL_MIN_NS)
+        g->stall_ns = GEN_STALL_MIN_NS;
 }
 
 int64_t generator_stalled_ns(const generator *g, int64_t now)

@@ -21,6 +21,9 @@ typedef enum gen_cmd_kind {
     GEN_PREPARE,    /* the phrase up to `at` may have ended: think over the candidate
                        answers of `spec` (the spec its GEN_RESPOND will carry), and
                        with turn.max_ms > 0 judge when it ends (a verdict back) */
+    GEN_SWAP,       /* `state`, an engine state opened off the thread (a model switched
+                       live), takes the running one's place once no continuation
+                       is being generated; a swap verdict comes back */
     GEN_QUIT,
 } gen_cmd_kind;
 
@@ -38,6 +41,7 @@ typedef struct gen_cmd {
     turn_rule turn;         /* PREPARE: how the phrase end is judged (max_ms 0: it is not) */
     cont_event *replay;     /* REPLAY: a copy of the take's events (malloc'd; the thread frees it) */
     int       n_replay;
+    void     *state;        /* SWAP: the new engine state (the thread closes the one it drops) */
 } gen_cmd;
 
 #define DUET_AHEAD_S 0.25   /* duet: how far ahead of the music the model samples */
@@ -51,6 +55,9 @@ typedef struct gen_out {
                                when the phrase ends, seconds after its last release
                                (turn_verdict, at most turn.max_ms) */
     uint8_t   turn;         /* 1: a verdict, not an event */
+    int8_t    swap;         /* GEN_SWAP's verdict, not an event: 1 the new state runs (the
+                               old one is closed), -1 it could not take over (closed;
+                               the old one runs on) */
 } gen_out;
 
 /* The thread and its two rings.  Data crosses only through the rings
@@ -85,6 +92,10 @@ typedef struct generator {
 /* Opens the engine (model loaded here, in the caller's thread, so a bad
  * model stops the start) and starts the thread. */
 int  generator_start(generator *g, const engine_ops *engine, const config *cfg);
+/* Loop side: what the loop reads of the engine's speed, MS_PER_EVENT (the
+ * lookahead, timeline.c) and the stall threshold for CONTEXT_EVENTS; at
+ * start, and after a swap. */
+void generator_set_speed(generator *g, double ms_per_event, int context_events);
 /* How long the thread has been busy without progress at NOW (ns); 0 while
  * it moves or waits for a command.  Over g->stall_ns it is stalled: the loop
  * stops its WATCHDOG=1 pings, so systemd restarts the service. */

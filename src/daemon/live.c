@@ -264,6 +264,10 @@ void live_receive(service *sv)
     gen_out o;
     generator_ack_wake(&sv->gen);
     while (generator_receive(&sv->gen, &o)) {
+        if (o.swap) {
+            model_switch_swapped(sv, o.swap);
+            continue;
+        }
         if (o.turn) {
             take_verdict(sv, &o);
             continue;

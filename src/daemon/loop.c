@@ -51,6 +51,7 @@ static void read_inputs(service *sv, const struct pollfd *fds, int n)
 static void close_all(service *sv)
 {
     link_sync_leave(&sv->link);
+    model_switch_stop(&sv->models);
     generator_stop(&sv->gen);
     service_close_ports(sv);
     control_close(&sv->ctl);
@@ -172,6 +173,7 @@ static int poll_once(service *sv)
     if (fds[2].revents) {
         live_receive(sv);
         watch_heads(sv);
+        model_switch_poll(sv);
     }
     if (fds[3].revents)
         service_link_changed(sv, clock_now_ns());
@@ -297,6 +299,7 @@ static int start_service(service *sv)
     const engine_ops *engine = engine_for(cfg);
     if (generator_start(&sv->gen, engine, cfg) < 0)
         return -1;
+    model_switch_init(&sv->models, engine, sv->gen.state, sv->gen.wake_loop);
     if (service_open_ports(sv) < 0)
         return -1;
     /* An instance before this one may have died with notes sounding (killed
@@ -324,6 +327,7 @@ static int stop_service(service *sv)
     live_stop(sv, now);
     service_silence_all(sv, now);
     notify_send("STOPPING=1");
+    model_switch_stop(&sv->models);
     generator_stop(&sv->gen);
     log_debug("stop: silent after %.1f ms, generator stopped after %.1f ms",
               (double)(now - sv->quit_ns) / 1e6, (double)(clock_now_ns() - sv->quit_ns) / 1e6);

@@ -44,13 +44,16 @@
  * does: phrase.c maps the controller by it, config_check keeps two keys off
  * one controller, config_help writes its help. */
 const option_def config_options[] = {
-    { .name = "model", .type = OPT_STRING, .default_value = "auto", .apply = RESTART, .offset = OFF(model),
+    { .name = "model", .type = OPT_STRING, .default_value = "auto", .apply = apply_model, .offset = OFF(model),
       .help = "Model file (a Music Transformer exported by the engine's tools).\n"
               "auto (or empty): $CONTINUO_MODEL, else the model `continuo adapt` kept\n"
               "last (or the one chosen with adapt --use), else the model installed\n"
               "with continuo (continuo-default.gguf).  echo: a model-free engine that answers with\n"
               "the phrase a fifth up (for tests); stall: echo's first note, then it\n"
-              "hangs (tests the watchdog: systemd restarts the service)." },
+              "hangs (tests the watchdog: systemd restarts the service).\n"
+              "Live: the new file loads beside the one playing and takes over between\n"
+              "answers (ctl model, or a reload that resolves auto to a newer model);\n"
+              "to or from echo and stall only at a restart." },
     { .name = "input", .type = OPT_STRING, .default_value = "alsa", .apply = RESTART, .offset = OFF(input),
       .help = "Where the player's MIDI comes from, comma-separated:\n"
               "  alsa             the ALSA sequencer client continuo: write to it by\n"

@@ -98,6 +98,7 @@ int apply_recording(struct service *sv, char *why, size_t len);  /* refuses a fo
 int apply_sync(struct service *sv, char *why, size_t len);       /* joins or leaves the Link session */
 int apply_link(struct service *sv, char *why, size_t len);       /* Link's start/stop sync on or off */
 int apply_tempo(struct service *sv, char *why, size_t len);      /* proposed to the Link session */
+int apply_model(struct service *sv, char *why, size_t len);      /* loaded off the loop, then swapped in (model_switch.h) */
 
 /* What a controller key (cc_*) does with the value (0..127) of the
  * controller it names: it sets an option through a mapping, or asks for an

@@ -8,6 +8,7 @@
 #include "daemon/generator.h"
 #include "daemon/linksync.h"
 #include "daemon/live.h"
+#include "daemon/model_switch.h"
 #include "daemon/takes.h"
 #include "daemon/options.h"
 #include "daemon/phrase.h"
@@ -46,6 +47,7 @@ typedef struct service {
     transport    transport;         /* MIDI clock and transport from the inputs */
     link_sync    link;              /* sync = link: the Ableton Link session */
     generator    gen;
+    model_switch models;            /* a model switched live (model_switch.h) */
     uint64_t     seed;
     live_cont    cont;              /* the continuation playing (live.h) */
     watch_ids    watch;             /* note ids for the watchers (watch.h) */

@@ -97,6 +97,14 @@ int apply_tempo(struct service *sv, char *why, size_t len)
     return 0;
 }
 
+/* The file it names (auto resolved again) loads on a thread of its own
+ * and takes over between answers; a file that cannot be found is refused
+ * now, one that does not load is logged and the old one plays on. */
+int apply_model(struct service *sv, char *why, size_t len)
+{
+    return model_switch_request(sv, why, len);
+}
+
 /* Runs O's apply step for the value now in the service's config; on a
  * refusal writes "KEY = VALUE: reason" into WHY. */
 static int apply_option(service *sv, const option_def *o, char *why, size_t len)
@@ -215,6 +223,8 @@ void service_reload(service *sv)
         return;
     }
     log_restart_only(sv, &fresh);
+    if (model_switch_request(sv, why, sizeof why) < 0)     /* auto: a newer adapted model? */
+        log_error("reload: model: %s; the model in use plays on", why);
     for (size_t i = 0; i < config_n_options; i++) {
         const option_def *o = &config_options[i];
         if (!config_needs_restart(o) && config_differs(&sv->cfg, &fresh, o))

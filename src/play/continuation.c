@@ -567,6 +567,42 @@ int continuation_rewind(continuation *c)
     return 0;
 }
 
+/* The ids as a slid window holds them enter DST's cache in one prefill
+ * (prefill_heard); the player's encoder (what it holds back: this step's
+ * messages, the notes the pedal sustains) changes hands, SRC gets DST's
+ * fresh one (and its own back when the prefill fails). */
+int continuation_take_over(continuation *dst, continuation *src)
+{
+    if (src->ctx.in_continuation || src->s.batch || src->s.pending >= 0) {
+        log_error("continuation: a context is taken over between continuations only");
+        return -1;
+    }
+    if (dst->v != src->v || dst->ctx.n_ctx != src->ctx.n_ctx) {
+        log_info("continuation: the new model has another vocabulary or context size (%d ids, "
+                 "was %d): it starts from silence", dst->ctx.n_ctx, src->ctx.n_ctx);
+        return 0;
+    }
+    context_copy(&dst->ctx, &src->ctx);
+    perf_encoder *enc = dst->ctx.enc;
+    dst->ctx.enc = src->ctx.enc;
+    src->ctx.enc = enc;
+    cont_state s = src->s;
+    s.queue = NULL;
+    s.n_queue = s.i_queue = 0;
+    s.queued = -1;
+    s.seq = -1;
+    s.prefill = 1;
+    dst->s = s;
+    if (prefill_heard(dst) < 0) {
+        src->ctx.enc = dst->ctx.enc;    /* SRC as it was */
+        dst->ctx.enc = enc;
+        log_error("continuation: the new model cannot take the context (%d ids)", dst->ctx.pos.n_hist);
+        return -1;
+    }
+    log_debug("continuation: %d ids heard again by the new model", dst->ctx.pos.n_hist);
+    return 0;
+}
+
 /* ---- what callers read ---- */
 
 const cont_spec *continuation_spec(const continuation *c)

@@ -162,6 +162,15 @@ int  continuation_keep_played(continuation *c, double played);
  * before it are prefilled again.  Returns 0, or -1 (logged). */
 int  continuation_rewind(continuation *c);
 
+/* DST, just initialised over another model (a model switched live),
+ * stands where SRC stands between continuations: the context (the
+ * player's and the model's ids, the re-roll mark, the player's encoder)
+ * and the state move over, and DST's model hears the ids in one prefill.
+ * A model of another vocabulary or context size starts from silence
+ * instead (logged).  SRC keeps its cache, not its encoder: free it after.
+ * Returns 0, or -1 (logged: SRC unchanged when it was mid-continuation). */
+int  continuation_take_over(continuation *dst, continuation *src);
+
 /* A take played again (`ctl replay`): its events EV (N, times from its
  * first note, in order) enter the context at time AT as the model's
  * playing, as if it had sampled them (time shifts, velocities, notes; the

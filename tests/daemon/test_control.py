@@ -75,10 +75,14 @@ try:
     check(out == "ok temperature = 0.5", "bad value left it alone: %r" % out)
     rc, out, _ = sv.ctl("set", "nonsense", "1")
     check(rc == 1 and "unknown key" in out, "unknown key: %r" % out)
-    rc, out, _ = sv.ctl("set", "model", "/x")
+    rc, out, _ = sv.ctl("set", "context_events", "512")
     check(rc == 1 and "cannot change while running" in out, "fixed key: %r" % out)
+    # model is live, but not across engines (this service runs echo)
+    rc, out, _ = sv.ctl("set", "model", "/x")
+    check(rc == 1 and "after a restart" in out, "model across engines: %r" % out)
     rc, out, _ = sv.ctl("frobnicate")
-    listing = ("status, panic, get KEY, set KEY VALUE, reload, save FILE, play FILE, tempo [BPM], takes, replay [N] [next], "
+    listing = ("status, panic, get KEY, set KEY VALUE, reload, save FILE, play FILE, model [FILE|auto], tempo [BPM], takes, "
+               "replay [N] [next], "
                "save-take N FILE, watch, help [COMMAND]")
     check(rc == 1 and out == "error unknown command 'frobnicate' (%s)" % listing, "unknown command: %r" % out)
     # A known command with the wrong number of arguments says so, with its usage.

@@ -14,7 +14,9 @@ What a user of `continuo adapt` sees, in a state folder of the test's own:
     of the playing, and is kept in the state folder with its card, no work
     files left; `model = auto` then plays it (`continuo doctor` names it),
     `--list` marks it, `--use 0` / `--reset` go back to the shipped model,
-    `--use 1` to it again, and `--use 5` is refused.
+    `--use 1` to it again, and `--use 5` is refused;
+  * adapt --if-new does nothing until the journal holds a session newer
+    than the last verdict on it (adapted/last-run).
 """
 
 import glob
@@ -124,6 +126,16 @@ def short_journal(env: dict, state: str, model: str, adapted: str) -> None:
     check(m is not None and 39 <= int(m.group(1)) <= 43,
           "only the player's tracks count, in both journal layouts (40 s; the model's 90 s do not)")
     check(not kept(adapted), "too little playing: no adapted model")
+    # --if-new (continuo-adapt.timer): the verdict is recorded; nothing newer in the journal, nothing to do
+    with open(os.path.join(adapted, "last-run")) as fh:
+        check("verdict: too little playing" in fh.read(), "the journal's verdict is recorded in adapted/last-run")
+    r = adapt(env, "--if-new", "--model", model, "--minutes", "0.5")
+    check(r.returncode == 0 and "nothing new since the last adapt" in r.stdout and "not adapted" not in r.stdout,
+          "--if-new: nothing new in the journal, nothing done")
+    newer = os.path.join(journal, "session-20261202-200000.mid")
+    os.utime(newer, (time.time() + 5, time.time() + 5))
+    r = adapt(env, "--if-new", "--model", model, "--minutes", "0.5")
+    check(r.returncode == 0 and "not adapted" in r.stdout, "--if-new: a newer session in the journal, adapt runs")
 
 
 def not_better(env: dict, files: list, model: str, ref: str, adapted: str) -> None:
