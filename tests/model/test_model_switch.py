@@ -30,6 +30,7 @@ import mido
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
 from servetest import Service, check, done, sanitized, tiny_model  # noqa: E402
+from test_same_ids import logged_ids  # noqa: E402  (the ids of each continuation in a debug log)
 
 SRC = os.environ["CONTINUO_SRC"]
 MODEL = os.path.join(SRC, "models", "continuo-default.gguf")
@@ -63,19 +64,6 @@ def short_primer(dst):
     for i, n in enumerate(sorted(on)):
         track.append(mido.Message("note_off", note=n, time=round(PRIMER_S * 1000) - last if i == 0 else 0))
     out.save(dst)
-
-
-def logged_ids(text):
-    """The ids of each continuation in a debug log, in order."""
-    runs, cur = [], []
-    for line in text.splitlines():
-        m = re.search(r"continuation: ids \d+\.\.:((?: \d+)+)", line)
-        if m:
-            cur += [int(x) for x in m.group(1).split()]
-        elif re.search(r"continuation: \d+ ids sampled", line):
-            runs.append(cur)
-            cur = []
-    return runs
 
 
 def status(sv):
