@@ -13,6 +13,7 @@ describes them. Relative paths in a config are relative to the working folder.
 """
 
 import argparse
+import concurrent.futures
 import copy
 import datetime
 import json
@@ -528,18 +529,36 @@ class Trainer:
 
     # -- one step -------------------------------------------------------
 
+    def batch(self, corpus, step: int, batch_size: int):
+        """The host batch of STEP, made on a thread one step ahead (NumPy
+        lets go of the GIL for its array work), so that the device does not
+        wait for it between steps."""
+        d = self.run.d
+        if not hasattr(self, "_pool"):
+            self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="batch")
+            self._ahead = {}
+        for s in (step, step + 1):
+            if s not in self._ahead:
+                self._ahead[s] = self._pool.submit(corpus.batch, s, batch_size, d.rank, d.world)
+        xb = self._ahead[step].result()
+        for s in [k for k in self._ahead if k < step]:
+            del self._ahead[s]
+        return xb
+
     def step(self, corpus, batch_size: int, first_step: int):
         """One optimizer step on the global batch of this step. Returns
-        (summed NLL, predicted events here, in all processes), or None when
-        the first step failed and the loop is to run it again in eager
-        PyTorch with the skewed attention."""
+        (summed NLL as a 0-d tensor on the device, read only when a log
+        line needs it, so the host does not wait for each step; predicted
+        events here, in all processes; learning rate), or None when the
+        first step failed and the loop is to run it again in eager PyTorch
+        with the skewed attention."""
         run, d, lay, tcfg = self.run, self.run.d, self.run.lay, self.run.tcfg
         step = self.sched.step
         lr = self.sched.value()
         for g in self.opt.param_groups:
             g["lr"] = lr
         torch.manual_seed(int(tcfg["seed"]) * 1000003 + step * 7919 + d.rank)   # dropout
-        xb = corpus.batch(step, batch_size, d.rank, d.world)
+        xb = self.batch(corpus, step, batch_size)
         # Counted on the host batch: no wait for the device.
         n_local = int((xb[:, 1:] != lay.pad_id).sum()) if lay.pad_id is not None else xb[:, 1:].size
         n_global = d.all_sum([n_local])[0]
@@ -570,7 +589,7 @@ class Trainer:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), float(tcfg["grad_clip"]))
         self.opt.step()
         self.sched.step += 1
-        return float(nll.detach()), n_local, n_global, lr
+        return nll.detach(), n_local, n_global, lr
 
     # -- the loop ---------------------------------------------------------
 
@@ -584,7 +603,7 @@ class Trainer:
         stop_at = int(tcfg["stop_at_step"] or 0)
         t_start = time.time() - sched.elapsed
         t_log = time.time()
-        acc_nll, acc_cnt, acc_ev = 0.0, 0, 0
+        acc_nll, acc_cnt, acc_ev = 0.0, 0, 0      # acc_nll: a device tensor after the first step
         first_step = sched.step
         while not sched.done() and not (stop_at and sched.step >= stop_at):
             r = self.step(corpus, B, first_step)
@@ -597,7 +616,7 @@ class Trainer:
             self.events += n_global
             sched.elapsed = d.all_max(time.time() - t_start)
             if sched.step % int(tcfg["log_every"]) == 0 or sched.done():
-                tot, cnt = d.all_sum([acc_nll, acc_cnt])
+                tot, cnt = d.all_sum([float(acc_nll), acc_cnt])
                 now = time.time()
                 loss_v = tot / max(cnt, 1)
                 self.history["train"].append((sched.step, self.events, loss_v))

@@ -52,6 +52,7 @@ def check_step_loss(tmp: str) -> int:
               f"expected {3 * ctx + 1}")
         fails += 1
     nll_sum, n, _, _ = tr.step(corpus, 4, 0)
+    nll_sum = float(nll_sum)
     ref, ref_n = golden.eval_nll_stream(before, run.mcfg, [list(r) for r in rows])
     x = torch.from_numpy(rows)
     with torch.no_grad():
