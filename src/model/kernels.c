@@ -356,8 +356,45 @@ static void axpy_avx2(float *y, float a, const float *x, int n)
 #define F16_TO_F32(w) f16_to_f32(w)
 
 /* AVX2: each row is loaded (and converted) once for up to 4 vectors; each
- * dot product is dot_avx2's / dot_f16_avx2's, step for step. */
+ * dot product is dot_avx2's / dot_f16_avx2's, step for step.  The group's
+ * size G is a constant in each of the four copies the inline helper makes
+ * (4, 3, 2, 1), so that its 2 x G sums stay in registers: with G read at
+ * run time they lived on the stack, and a batch of 4 cost 4 times one;
+ * GCC unrolls the loops over the group only when told to at -O2). */
+#define UNROLL4 _Pragma("GCC unroll 4")
 #define ROWS_AVX2(name, target, wtype, LOADW, TOF, dotf)                                           \
+    target __attribute__((always_inline)) static inline void name##_g(                             \
+        float *out, size_t ldo, const wtype *w, size_t ld, const float *x, size_t ldx, int cols,   \
+        int g, int r0, int r1)                                                                     \
+    {                                                                                              \
+        for (int r = r0; r < r1; r++) {                                                            \
+            const wtype *wr = w + (size_t)r * ld;                                                  \
+            __m256 s0[4], s1[4];                                                                   \
+            UNROLL4 for (int b = 0; b < g; b++)                                                            \
+                s0[b] = s1[b] = _mm256_setzero_ps();                                               \
+            int i = 0;                                                                             \
+            for (; i + 16 <= cols; i += 16) {                                                      \
+                __m256 w0 = LOADW(wr + i), w1 = LOADW(wr + i + 8);                                 \
+                UNROLL4 for (int b = 0; b < g; b++) {                                                      \
+                    const float *xb = x + (size_t)b * ldx + i;                                     \
+                    s0[b] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xb), s0[b]);                       \
+                    s1[b] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xb + 8), s1[b]);                   \
+                }                                                                                  \
+            }                                                                                      \
+            for (; i + 8 <= cols; i += 8) {                                                        \
+                __m256 w0 = LOADW(wr + i);                                                         \
+                UNROLL4 for (int b = 0; b < g; b++)                                                        \
+                    s0[b] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + (size_t)b * ldx + i), s0[b]);  \
+            }                                                                                      \
+            UNROLL4 for (int b = 0; b < g; b++) {                                                          \
+                const float *xb = x + (size_t)b * ldx;                                             \
+                float s = hsum256(_mm256_add_ps(s0[b], s1[b]));                                    \
+                for (int t = i; t < cols; t++)                                                     \
+                    s += TOF(wr[t]) * xb[t];                                                       \
+                out[(size_t)b * ldo + (size_t)(r - r0)] = s;                                       \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
     target static void name(float *out, size_t ldo, const wtype *w, size_t ld, const float *x,     \
                             size_t ldx, int cols, int nb, int r0, int r1)                          \
     {                                                                                              \
@@ -367,33 +404,13 @@ static void axpy_avx2(float *y, float a, const float *x, int n)
             return;                                                                                \
         }                                                                                          \
         for (int b0 = 0; b0 < nb; b0 += 4) {                                                       \
-            int g = nb - b0 < 4 ? nb - b0 : 4;                                                     \
-            for (int r = r0; r < r1; r++) {                                                        \
-                const wtype *wr = w + (size_t)r * ld;                                              \
-                __m256 s0[4], s1[4];                                                               \
-                for (int b = 0; b < 4; b++)                                                        \
-                    s0[b] = s1[b] = _mm256_setzero_ps();                                           \
-                int i = 0;                                                                         \
-                for (; i + 16 <= cols; i += 16) {                                                  \
-                    __m256 w0 = LOADW(wr + i), w1 = LOADW(wr + i + 8);                             \
-                    for (int b = 0; b < g; b++) {                                                  \
-                        const float *xb = x + (size_t)(b0 + b) * ldx + i;                          \
-                        s0[b] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xb), s0[b]);                   \
-                        s1[b] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xb + 8), s1[b]);               \
-                    }                                                                              \
-                }                                                                                  \
-                for (; i + 8 <= cols; i += 8) {                                                    \
-                    __m256 w0 = LOADW(wr + i);                                                     \
-                    for (int b = 0; b < g; b++)                                                    \
-                        s0[b] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + (size_t)(b0 + b) * ldx + i), s0[b]); \
-                }                                                                                  \
-                for (int b = 0; b < g; b++) {                                                      \
-                    const float *xb = x + (size_t)(b0 + b) * ldx;                                  \
-                    float s = hsum256(_mm256_add_ps(s0[b], s1[b]));                                \
-                    for (int t = i; t < cols; t++)                                                 \
-                        s += TOF(wr[t]) * xb[t];                                                   \
-                    out[(size_t)(b0 + b) * ldo + (size_t)(r - r0)] = s;                            \
-                }                                                                                  \
+            float *o = out + (size_t)b0 * ldo;                                                     \
+            const float *xg = x + (size_t)b0 * ldx;                                                \
+            switch (nb - b0 < 4 ? nb - b0 : 4) {                                                   \
+            case 4: name##_g(o, ldo, w, ld, xg, ldx, cols, 4, r0, r1); break;                      \
+            case 3: name##_g(o, ldo, w, ld, xg, ldx, cols, 3, r0, r1); break;                      \
+            case 2: name##_g(o, ldo, w, ld, xg, ldx, cols, 2, r0, r1); break;                      \
+            default: name##_g(o, ldo, w, ld, xg, ldx, cols, 1, r0, r1); break;                     \
             }                                                                                      \
         }                                                                                          \
     }
