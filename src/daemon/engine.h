@@ -46,6 +46,9 @@
  * think:    (may be NULL) one step of the prepared candidates (one batched
  *           decode of all): 1 while there is more to think, 0 when there is
  *           none (none prepared, or all at their end), -1 on error.
+ * ready:    (may be NULL: never) 1 when the prepared answer is thought over
+ *           far enough that a begin with its spec hands out its first
+ *           ENGINE_READY_S at once: the loop then gives it no head start.
  * take_over: (may be NULL: a new model starts from silence) STATE, just
  *           opened (a model switched live, daemon/model_switch.h), stands
  *           where FROM stands, between continuations: FROM's candidates
@@ -72,6 +75,7 @@ typedef struct engine_ops {
     int  (*replay)(void *state, double at, const cont_event *ev, int n);
     int  (*prepare)(void *state, double at, const cont_spec *spec);
     int  (*think)(void *state);
+    int  (*ready)(void *state);
     int  (*odds)(void *state, double at, turn_odds *out);
     int  (*take_over)(void *state, void *from);
     /* (may be NULL: no file) the model file STATE plays with, read after
@@ -85,6 +89,11 @@ typedef struct engine_ops {
     void (*watch)(void *state, int on);
     int  (*attention)(void *state, uint32_t note, note_attention *out);
 } engine_ops;
+
+/* How much of a prepared answer `ready` asks for: its notes due in this
+ * time are sampled before it starts; the rest comes from the chosen
+ * candidate alone, many times faster than it plays. */
+#define ENGINE_READY_S 0.1
 
 /* "echo": answers with the player's last phrase a fifth up, at its timing
  * (a model-free engine for tests and for checking the MIDI path). */

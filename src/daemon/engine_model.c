@@ -117,16 +117,19 @@ static int room_for(model_engine *e, int n)
     return e->have_cands ? 0 : -1;
 }
 
+/* The answer thought over in the silence: its candidates, or with
+ * candidates = 1 the one answer, which a begin then only has to play. */
 static int me_prepare(void *state, double at, const cont_spec *spec)
 {
     model_engine *e = state;
     if (drop(e) < 0)
         return -1;
-    if (spec->play.candidates <= 1 || spec->duet)
+    if (spec->duet)
         return 0;
-    if (room_for(e, spec->play.candidates) < 0 || continuation_begin(&e->cont, at, spec) < 0)
+    int n = spec->play.candidates > 1 ? spec->play.candidates : 1;
+    if (room_for(e, n) < 0 || continuation_begin(&e->cont, at, spec) < 0)
         return -1;
-    if (candidates_start(&e->cands, spec->play.candidates) < 0) {
+    if (candidates_start(&e->cands, n) < 0) {
         continuation_end(&e->cont);     /* the start's failure is the one to report */
         return -1;
     }
@@ -159,6 +162,12 @@ static int me_think(void *state)
     return rc > 0;
 }
 
+static int me_ready(void *state)
+{
+    model_engine *e = state;
+    return e->prepared && candidates_ahead(&e->cands, ENGINE_READY_S);
+}
+
 /* A begin may take the prepared candidates: the same settings, field by
  * field of the play table, and the same seed (the length may be another:
  * the answer is cut at its own). */
@@ -175,15 +184,9 @@ static int me_hear_until(void *state, double t)
     return continuation_hear_until(&((model_engine *)state)->cont, t);
 }
 
-/* Thinking left when the answer is due: the candidates are thought to
- * their end (so the one played is the one `continue --candidates` picks),
- * for at most this long after a silence that was too short for them; none
- * after a phrase judged ended early (spec.answer_now: the first note within
- * a decode step of the verdict, the best of the candidates as they stand). */
-#define FINISH_S 0.2
-
-/* The prepared candidates stepped to their end, or for BUDGET seconds;
- * the best becomes the continuation, cut at SPEC's length.  0 or -1. */
+/* The prepared candidates stepped to their end, or for BUDGET seconds
+ * (0: as they stand); the best becomes the continuation, cut at SPEC's
+ * length.  0 or -1. */
 static int play_best(model_engine *e, const cont_spec *spec, double budget)
 {
     double t0 = clock_now_seconds();
@@ -202,8 +205,14 @@ static int play_best(model_engine *e, const cont_spec *spec, double budget)
 static int me_begin(void *state, double at, const cont_spec *spec)
 {
     model_engine *e = state;
+    /* Thought over in the silence: chosen among as they stand, so the
+     * first note goes out at once however long the silence was (with a
+     * silence too short for their first 10 s, `continue --candidates`
+     * thinks further and may pick another) */
     if (e->prepared && same_answer(&e->prep, spec))
-        return play_best(e, spec, spec->answer_now ? 0 : FINISH_S);
+        return play_best(e, spec, 0);
+    if (e->prepared)
+        log_debug("candidates: the settings changed since they were prepared");
     if (drop(e) < 0)
         return -1;
     if (spec->play.candidates <= 1 || spec->duet)
@@ -291,6 +300,7 @@ static const engine_ops model_ops = {
     .replay = me_replay,
     .prepare = me_prepare,
     .think = me_think,
+    .ready = me_ready,
     .odds = me_odds,
     .watch = me_watch,
     .attention = me_attention,

@@ -77,6 +77,7 @@ typedef struct gen_run {
     gen_out  held;              /* duet: an event sampled too far ahead, not yet sent */
     int      have_held;
     int      thinking;          /* candidates prepared: the engine thinks while idle */
+    uint32_t prepared_id;       /* the GEN_PREPARE they were prepared for */
     void    *swap;              /* GEN_SWAP's state, waiting for the continuation's end */
 } gen_run;
 
@@ -122,10 +123,12 @@ static void prepare(generator *g, gen_run *r, const gen_cmd *c)
         }
     }
     if (e->prepare && e->think) {
-        if (e->prepare(g->state, c->at, &c->spec) < 0)
+        if (e->prepare(g->state, c->at, &c->spec) < 0) {
             gen_failed(g);
-        else
+        } else {
             r->thinking = 1;
+            r->prepared_id = c->id;
+        }
     }
 }
 
@@ -260,6 +263,21 @@ static void swap_engine(generator *g, gen_run *r)
     push_out(g, &o);
 }
 
+/* What the loop may know of the prepared answer: ready to start at once,
+ * or not (any command may have taken or dropped it). */
+static void publish_ready(generator *g, const gen_run *r)
+{
+    const engine_ops *e = g->engine;
+    uint32_t id = !r->generating && e->ready && e->ready(g->state) ? r->prepared_id : 0;
+    if (atomic_load_explicit(&g->ready, memory_order_relaxed) != id)
+        atomic_store(&g->ready, id);
+}
+
+uint32_t generator_ready(generator *g)
+{
+    return atomic_load(&g->ready);
+}
+
 static void *generator_main(void *arg)
 {
     generator *g = arg;
@@ -277,10 +295,13 @@ static void *generator_main(void *arg)
         sync_watch(g);
         if (r.generating)
             r.thinking = 0;             /* a begin took (or dropped) the candidates */
+        publish_ready(g, &r);
         if ((!r.generating && !r.thinking) || r.have_held)
             atomic_store(&g->progress_ns, 0);   /* waiting: idle, not stalled */
-        if (!r.generating && r.thinking)
+        if (!r.generating && r.thinking) {
             think(g, &r);
+            publish_ready(g, &r);
+        }
         else if (!r.generating)
             drain_fd(g->wake_gen);      /* blocks until the next command */
         else if (r.have_held)

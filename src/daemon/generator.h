@@ -79,6 +79,9 @@ typedef struct generator {
     int64_t          stall_ns;   /* no progress for this long while busy: stalled */
     _Atomic int      failed;     /* the engine returned an error */
     double    ms_per_event;      /* the engine's, at open (0: unknown or none) */
+    _Atomic uint32_t ready;      /* thread: the GEN_PREPARE whose answer is thought over
+                                    far enough (engine ready) for its begin to need no
+                                    head start; 0: none */
     /* watchers (docs/WATCH.md): the loop counts them, the thread tells the
      * engine and sends each model note-on's sources on their own ring
      * (dropped, counted, when the loop has not taken them) */
@@ -111,6 +114,9 @@ int  generator_idle(generator *g);
  * generator_ack_wake first when the wake_loop fd is readable. */
 int  generator_receive(generator *g, gen_out *o);
 void generator_ack_wake(generator *g);
+/* Loop side: the id of the GEN_PREPARE whose answer is ready to start
+ * with no head start (engine_ops.ready), or 0. */
+uint32_t generator_ready(generator *g);
 /* Loop side: pops one note-on's sources (watchers); 1 if one, 0 if none. */
 int  generator_receive_heads(generator *g, note_attention *a);
 

@@ -15,10 +15,13 @@ int service_responding(const service *sv)
            (!sv->cont.gen_done || scheduler_queued(&sv->sched) > 0 || sv->sched.notes.count > 0);
 }
 
-/* Drops what is queued of the current continuation and ends its notes. */
+/* Drops what is queued of the current continuation and ends its notes.
+ * The generator hears of it only while some of it is still to come or
+ * sounding: one that has played out has nothing to take back, and the
+ * stop would drop the answer prepared for the phrase ending now. */
 void live_stop(service *sv, int64_t now)
 {
-    if (sv->cont.id) {
+    if (service_responding(sv)) {
         gen_cmd c;
         memset(&c, 0, sizeof c);
         c.kind = GEN_STOP;
@@ -79,6 +82,20 @@ void live_command(service *sv, gen_cmd *c, gen_cmd_kind kind)
     config_spec(&sv->cfg, sv->seed + sv->cont.next_id, &c->spec);
 }
 
+/* The head start of the answer C: none to speak of when the generator has
+ * thought it over in the silence (its first notes are sampled: the
+ * generator only has to choose and send them), else the lookahead. */
+#define READY_HEAD_MS 3
+static int head_start_ms(service *sv, const gen_cmd *c, int duet)
+{
+    int ready = sv->cont.answer_ready && !duet && c->kind == GEN_RESPOND && sv->cfg.lookahead_ms < 0
+                && sv->cont.prepared_spec.seed == c->spec.seed
+                && memcmp(&sv->cont.prepared_spec.play, &c->spec.play, sizeof c->spec.play) == 0;
+    sv->cont.answer_ready = 0;
+    int ms = timeline_lookahead_ms(sv);
+    return ready && ms > READY_HEAD_MS ? READY_HEAD_MS : ms;
+}
+
 /* A continuation of what was heard up to session time AT starts (REROLL:
  * the last one's context again), asked of the generator at NOW.  Returns
  * 0, or -1 when the generator's ring is full (logged). */
@@ -87,10 +104,8 @@ static int start_at(service *sv, int64_t now, int reroll, double at)
     gen_cmd c;
     live_command(sv, &c, reroll ? GEN_REROLL : GEN_RESPOND);
     c.at = at;
-    c.spec.answer_now = !reroll && sv->cont.answer_now;
-    sv->cont.answer_now = 0;
     int duet = !reroll && duet_on(sv);
-    timeline tl = timeline_plan(sv, now, duet);
+    timeline tl = timeline_plan(sv, now, duet, head_start_ms(sv, &c, duet));
     if (tl.end != INT64_MAX)
         c.spec.seconds = (double)(tl.end - tl.begin) / NS;
     if (duet) {         /* endless; the player's notes join it as they come */
@@ -289,7 +304,7 @@ void live_receive(service *sv)
 
 void live_begin_replay(service *sv, const gen_cmd *c, int64_t now, take *tk)
 {
-    timeline tl = timeline_plan(sv, now, 0);
+    timeline tl = timeline_plan(sv, now, 0, timeline_lookahead_ms(sv));
     begin_live(sv, c, &tl, 0, now, tk);
     for (int i = 0; i < tk->n; i++) {
         cont_event e = tk->ev[i];
@@ -342,7 +357,8 @@ int64_t live_hold_wake(const service *sv, int64_t wake)
 static void answer_phrase(service *sv, int64_t now)
 {
     int64_t release = sv->phrase.last_activity;
-    sv->cont.answer_now = now < release + (int64_t)sv->cfg.phrase_silence_ms * 1000000;     /* judged early */
+    sv->cont.answer_ready = sv->cont.prepared_for == release && sv->cont.prepare_id
+                            && generator_ready(&sv->gen) == sv->cont.prepare_id;
     phrase_end(&sv->phrase);
     live_stop(sv, now);
     if (timeline_playing(sv)) {
@@ -380,17 +396,19 @@ static void prepare_answer(service *sv, int64_t now)
                               .max_ms = sv->cfg.phrase_silence_ms };
     uint32_t id = sv->cont.next_id + 1 ? sv->cont.next_id + 1 : 1;
     config_spec(&sv->cfg, sv->seed + id, &c.spec);
+    sv->cont.prepared_spec = c.spec;
     c.at = session_time(sv, now);
     sv->cont.prepared_for = sv->phrase.last_activity;
     if (generator_send(&sv->gen, &c) == 0)
         sv->cont.prepared++;
+    log_debug("phrase: its answer asked for %.0f ms into the silence", (double)(now - sv->cont.prepared_for) / 1e6);
 }
 
 /* Before a phrase's deadline: its candidates and its verdict, once,
  * PREPARE_AFTER_NS into its silence; *WAKE for that moment. */
 static void prepare_due(service *sv, int64_t now, int64_t *wake)
 {
-    if ((sv->cfg.play.candidates <= 1 && sv->cfg.phrase_end != PHRASE_END_AUTO) || !timeline_playing(sv)
+    if (!timeline_playing(sv)
         || phrase_deadline(&sv->phrase, &sv->cfg) == INT64_MAX || sv->cont.prepared_for == sv->phrase.last_activity)
         return;
     int64_t at = sv->phrase.last_activity + PREPARE_AFTER_NS;

@@ -41,9 +41,9 @@ typedef struct live_cont {
                                        started when it came (free time line) */
     struct take *take;              /* its take, being recorded (borrowed: a slot of the takes) */
     unsigned replay_next;           /* `replay N next`: the next phrase is answered with take N */
-    int64_t  prepared_for;          /* the phrase (its last activity, ns) whose candidate
-                                       answers (candidates > 1) or verdict (phrase_end =
-                                       auto) were asked for; 0: none */
+    int64_t  prepared_for;          /* the phrase (its last activity, ns) whose answer
+                                       (its candidates, or the one answer) and verdict
+                                       (phrase_end = auto) were asked for; 0: none */
     uint64_t prepared;              /* prepares asked for, in all */
     uint32_t prepare_id;            /* the last GEN_PREPARE's id: its verdict comes back
                                        with it */
@@ -51,8 +51,9 @@ typedef struct live_cont {
     int64_t  release_ns;            /* the answered phrase's last release, ns, when silence
                                        or a verdict ended it (answer delay); 0: none */
     int      barge_open;            /* its answer may yet be barged into (BARGE_IN_NS) */
-    int      answer_now;            /* the phrase ending now was judged ended early: its
-                                       answer is chosen at once (cont_spec.answer_now) */
+    cont_spec prepared_spec;        /* the spec the last GEN_PREPARE thought over */
+    int      answer_ready;          /* the phrase ending now was thought over far enough
+                                       (generator_ready): its answer gets no head start */
 } live_cont;
 
 /* All of these run on the loop thread: it alone owns live_cont, and the

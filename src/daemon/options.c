@@ -198,7 +198,8 @@ const option_def config_options[] = {
               "in ms: the generator's head start for the events after the first one.\n"
               "-1 (auto): 10 ms, or 30 times what one event costs the model (measured\n"
               "when it loads) if that is more: a chord's notes are all due at once, and\n"
-              "a 22 M model decodes one in about 1.1 ms (33 ms then)." },
+              "a 22 M model decodes one in about 1.1 ms (33 ms then); 3 ms for an\n"
+              "answer thought over in the silence, whose first notes are sampled." },
     { .name = "model_threads", .type = OPT_INT, .default_value = "1", .min = 1, .max = 64, .apply = RESTART,
       .offset = OFF(model_threads),
       .help = "Threads the model uses for each step (more help on a machine with\n"

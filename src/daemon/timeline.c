@@ -69,9 +69,9 @@ static void time_on_link(service *sv, int duet, timeline *tl)
         tl->grid = 60.0 * NS / ls->tempo / steps_per_beat[sv->cfg.quantize];
 }
 
-timeline timeline_plan(service *sv, int64_t now, int duet)
+timeline timeline_plan(service *sv, int64_t now, int duet, int head_ms)
 {
-    timeline tl = { now + (int64_t)timeline_lookahead_ms(sv) * 1000000, INT64_MAX, 0, 0, -1 };
+    timeline tl = { now + (int64_t)head_ms * 1000000, INT64_MAX, 0, 0, -1 };
     if (sv->cfg.sync == SYNC_CLOCK && transport_locked(&sv->transport, now))
         time_on_clock(sv, duet, &tl);
     else if (sv->cfg.sync == SYNC_LINK && link_sync_joined(&sv->link))

@@ -129,12 +129,17 @@ int candidates_step(candidates *k)
     return going;
 }
 
-int candidates_judged(const candidates *k)
+int candidates_ahead(const candidates *k, double seconds)
 {
     for (int i = 0; i < k->n; i++)
-        if (!k->ended[i] && (k->n_ev[i] == 0 || k->ev[i][k->n_ev[i] - 1].time <= CANDIDATES_HORIZON_S))
+        if (!k->ended[i] && (k->n_ev[i] == 0 || k->ev[i][k->n_ev[i] - 1].time <= seconds))
             return 0;
     return 1;
+}
+
+int candidates_judged(const candidates *k)
+{
+    return candidates_ahead(k, CANDIDATES_HORIZON_S);
 }
 
 /* ---- measures ---- */
@@ -244,7 +249,7 @@ int candidates_play(candidates *k, double budget_s, log_level level, double seco
 {
     double t0 = clock_now_seconds();
     int going = 0, score = k->home->s.spec.play.candidate_score;
-    while (!candidates_judged(k) && (going = candidates_step(k)) > 0 && clock_now_seconds() - t0 < budget_s)
+    while (!candidates_judged(k) && clock_now_seconds() - t0 < budget_s && (going = candidates_step(k)) > 0)
         ;
     if (going < 0)
         return -1;

@@ -71,6 +71,10 @@ int  candidates_step(candidates *k);
  * CANDIDATES_HORIZON_S: enough to judge them; stepping on changes nothing
  * of what is played. */
 int  candidates_judged(const candidates *k);
+/* 1 when every candidate has ended or handed out an event past SECONDS
+ * into its answer: the one chosen then has its first SECONDS ready to
+ * play (serve sends them with no head start). */
+int  candidates_ahead(const candidates *k, double seconds);
 /* Candidate I's measures against what HOME heard. */
 void candidates_measure(const candidates *k, int i, cand_measures *m);
 /* The index of the best candidate by SCORE (PLAY_SCORE_*; the first of
@@ -79,8 +83,8 @@ int  candidates_best(const candidates *k, int score);
 /* HOME goes on as candidate I (its events first).  0, or -1 (logged). */
 int  candidates_choose(candidates *k, int i);
 /* The candidates started: stepped until judged (candidates_judged; or for
- * BUDGET_S seconds),
- * each one's measures logged at LEVEL, the best by HOME's candidate_score
+ * BUDGET_S seconds: 0 chooses among them as they stand), each one's
+ * measures logged at LEVEL, the best by HOME's candidate_score
  * chosen, and HOME's answer cut at SECONDS.  Returns the index of the one
  * played, or -1 (logged; HOME is still begun: the caller ends it). */
 int  candidates_play(candidates *k, double budget_s, log_level level, double seconds);

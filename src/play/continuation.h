@@ -44,9 +44,6 @@ typedef struct cont_spec {
     int      duet;          /* the player's events join it (continuation_hear_until)
                                instead of ending it; next reports CONT_TIME too; no
                                pace or key nudges */
-    int      answer_now;    /* serve: the phrase was judged ended early (phrase_end =
-                               auto): the candidates thought over in the silence are
-                               chosen among as they stand, with no more thinking */
 } cont_spec;
 
 /* What a continuation owns, which a fork or an adopt never copies over:
