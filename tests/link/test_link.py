@@ -191,6 +191,9 @@ def main():
         took = wait_for("100", lambda: abs(float(field(sv.request("status"), "link_tempo") or 0) - 100) < 0.1, 3)
         print("continuo followed 140 -> 100 BPM in %s s" % (None if took is None else "%.3f" % took))
         check(took is not None and took < 0.6, "continuo follows a change to 100 BPM within one beat (0.6 s)")
+        # the frame goes out on the loop's next pass that may write to the
+        # viewer: it can come just after `status` shows the new tempo
+        wait_for("the sync frame", lambda: any(abs(f["tempo"] - 100) < 0.1 for f in viewer.of("sync")), 1)
         syncs = viewer.of("sync")
         check(syncs and abs(syncs[-1]["tempo"] - 100) < 0.1 and syncs[-1]["peers"] == 1 and syncs[-1]["link"],
               "a watcher gets a sync frame with the session's new tempo and its peer: %s" % syncs[-1:])

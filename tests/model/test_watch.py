@@ -22,9 +22,12 @@ from watchclient import Watcher  # noqa: E402
 
 SRC = os.environ["CONTINUO_SRC"]
 MODEL = os.path.join(SRC, "models", "continuo-default.gguf")
+sys.path.insert(0, os.path.join(SRC, "train"))
+from export import read_gguf  # noqa: E402
+
+HEADS = int(read_gguf(MODEL)[0]["continuo.n_heads"])   # the shipped model's
 MOTIF = [(60, 80, 0.12), (64, 76, 0.12), (67, 84, 0.12), (72, 90, 0.24), (67, 70, 0.12), (64, 72, 0.24)]
 SILENCE_MS = 500
-HEADS = 4           # the shipped model's (models/MODEL_CARD.md)
 
 
 def number(note_id):
