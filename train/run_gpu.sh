@@ -25,8 +25,10 @@
 # Everything else (token files, checkpoint) stays in $WORK_DIR (default /tmp/continuo-gpu-run).
 # Knobs: CONFIG (train/configs/gpu_default.json), PACK (gpu-pack), TRAIN_SECONDS (the config's
 # train.max_seconds), DEADLINE (540: seconds from the script's start by which the trainer is cut;
-# it checkpoints and exports as it goes), PYTHON, CONTINUO (pack, dry run), DATA_DIRS (pack:
-# the data folders, default ../shared/data/asap and ../shared/data/maestro-extra).
+# it checkpoints and exports as it goes), INIT_FROM (a model file of the config's shape to
+# start from, e.g. models/continuo-default.gguf: it travels with the repository), PYTHON,
+# CONTINUO (pack, dry run), DATA_DIRS (pack: the data folders, default ../shared/data/asap
+# and ../shared/data/maestro-extra).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
@@ -101,6 +103,7 @@ do_run() {
                 --set "data.train_tokens=$(sed -n 1p <<<"$lists")"
                 --set "data.valid_tokens=$(sed -n 2p <<<"$lists")")
     [ -n "${TRAIN_SECONDS:-}" ] && args+=(--set "train.max_seconds=$TRAIN_SECONDS")
+    [ -n "${INIT_FROM:-}" ] && args+=(--init-from "$INIT_FROM")
     args+=("$@")
     local launch=("$PY") ngpu
     ngpu=$("$PY" -c 'import torch; print(torch.cuda.device_count())')
