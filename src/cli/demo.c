@@ -19,7 +19,7 @@
 #define MOTIF_NAME "motif.mid"
 
 static const char demo_usage[] =
-    "usage: continuo demo [MOTIF.mid] [-o OUT.mid] [--play] [--wav OUT.wav]\n"
+    "usage: continuo demo [MOTIF.mid] [-o OUT.mid] [--seconds S] [--play] [--wav OUT.wav]\n"
     "\n"
     "Encodes the bundled motif (models/motif.mid) as performance events, shows\n"
     "them and a small piano roll, decodes the events back to a MIDI file and\n"
@@ -128,16 +128,17 @@ static size_t match_notes(const vocab *v, const note *a, size_t na, const note *
 
 /* The main job: the motif continued by the model, written to OUTPUT with a
  * piano roll beside it (OUTPUT with .svg), through `continuo continue`. */
-static int continue_motif(const char *motif, const char *model_path, const char *output,
+static int continue_motif(const char *motif, const char *model_path, const char *output, double seconds,
                           const listen_opts *listen)
 {
-    char svg[PATH_MAX + 8];
+    char svg[PATH_MAX + 8], secs[32];
+    snprintf(secs, sizeof secs, "%g", seconds);
     size_t n = strlen(output);
     if (n > 4 && strcmp(output + n - 4, ".mid") == 0)
         n -= 4;
     snprintf(svg, sizeof svg, "%.*s.svg", (int)n, output);
     char *args[16] = { "continue", (char *)motif, "--model", (char *)model_path, "-o", (char *)output,
-                       "--seconds", "12", "--seed", "1", "--plot", svg };
+                       "--seconds", secs, "--seed", "1", "--plot", svg };
     int argc = 12;
     if (listen->wav) {
         args[argc++] = "--wav";
@@ -145,7 +146,7 @@ static int continue_motif(const char *motif, const char *model_path, const char 
     }
     if (listen->play)
         args[argc++] = "--play";
-    printf("\ncontinuing the motif with %s (12 s, seed 1):\n", model_path);
+    printf("\ncontinuing the motif with %s (%s s, seed 1):\n", model_path, secs);
     fflush(stdout);
     int rc = cmd_continue(argc, args);
     if (rc == 0 && !listen->play)
@@ -160,6 +161,7 @@ static int continue_motif(const char *motif, const char *model_path, const char 
 typedef struct demo_run {
     char path[PATH_MAX + 64];   /* the motif */
     const char *output;         /* the MIDI file written */
+    double seconds;             /* of the continuation */
     const vocab *v;
     smf f;
     note_list notes, back;      /* the motif's notes, and decoded back */
@@ -183,6 +185,7 @@ static int parse_args(int argc, char **argv, demo_run *r, listen_opts *listen)
 {
     const cli_option options[] = {
         CLI_FILE("output", 'o', "FILE", &r->output, "the decoded MIDI file (default ./continuo-demo.mid)"),
+        CLI_DOUBLE("seconds", 0, "S", 0.5, 120, &r->seconds, "how long the model continues the motif (default 12)"),
         LISTEN_OPTIONS(listen),
         CLI_OPT_HELP,
         CLI_END
@@ -279,7 +282,7 @@ static int report_round_trip(const demo_run *r, int have_model)
 
 int cmd_demo(int argc, char **argv)
 {
-    demo_run r = { .output = "continuo-demo.mid", .v = vocab_default() };
+    demo_run r = { .output = "continuo-demo.mid", .seconds = 12, .v = vocab_default() };
     listen_opts listen = { 0 };
     char model_path[PATH_MAX];
     int status = parse_args(argc, argv, &r, &listen);
@@ -291,7 +294,7 @@ int cmd_demo(int argc, char **argv)
         || report_round_trip(&r, have_model) < 0)
         goto done;
     if (have_model) {
-        status = continue_motif(r.path, model_path, r.output, &listen);
+        status = continue_motif(r.path, model_path, r.output, r.seconds, &listen);
     } else {
         printf("\nno model installed (models/continuo-default.gguf): the continuation step was skipped\n");
         smf_track_out track = { .name = "motif", .events = r.ev, .n_events = r.n_ev };
