@@ -15,22 +15,39 @@ void perf_follow_init(perf_follow *f, float pace, float key_pull)
     f->key_pull = key_pull;
 }
 
-void perf_follow_push(perf_follow *f, const vocab *v, int id, double time)
-{
-    int value;
-    if (vocab_decode(v, id, &value) != EVENT_NOTE_ON)
-        return;
-    f->onset[f->head] = time;
-    f->pitch[f->head] = (unsigned char)value;
-    f->head = (f->head + 1) % FOLLOW_RING;
-    if (f->n < FOLLOW_RING)
-        f->n++;
-}
-
 /* Index of the K-th newest note-on (0: the newest). */
 static unsigned newest(const perf_follow *f, unsigned k)
 {
     return (f->head + FOLLOW_RING - 1 - k) % FOLLOW_RING;
+}
+
+/* A note-off of PITCH at TIME ends the newest note-on of PITCH still
+ * sounding (one the ring has forgotten: nothing). */
+static void note_off(perf_follow *f, int pitch, double time)
+{
+    for (unsigned k = 0; k < f->n; k++) {
+        unsigned i = newest(f, k);
+        if (f->pitch[i] == pitch && f->release[i] < 0) {
+            f->release[i] = time;
+            return;
+        }
+    }
+}
+
+void perf_follow_push(perf_follow *f, const vocab *v, int id, double time)
+{
+    int value;
+    int kind = vocab_decode(v, id, &value);
+    if (kind == EVENT_NOTE_OFF)
+        note_off(f, value, time);
+    if (kind != EVENT_NOTE_ON)
+        return;
+    f->onset[f->head] = time;
+    f->release[f->head] = -1;
+    f->pitch[f->head] = (unsigned char)value;
+    f->head = (f->head + 1) % FOLLOW_RING;
+    if (f->n < FOLLOW_RING)
+        f->n++;
 }
 
 double perf_follow_rate(const perf_follow *f, double now)
@@ -45,9 +62,22 @@ double perf_follow_rate(const perf_follow *f, double now)
     return count / (span > 1.0 ? span : 1.0);
 }
 
+double perf_follow_poly(const perf_follow *f, double now)
+{
+    double first = now, sounding = 0;
+    for (unsigned k = 0; k < f->n && f->onset[newest(f, k)] > now - FOLLOW_WINDOW_S; k++) {
+        unsigned i = newest(f, k);
+        first = f->onset[i];
+        sounding += (f->release[i] < 0 || f->release[i] > now ? now : f->release[i]) - first;
+    }
+    double span = now - first;
+    return sounding / (span > 1.0 ? span : 1.0);
+}
+
 void perf_follow_aim(perf_follow *f, double now)
 {
     f->aim = perf_follow_rate(f, now);
+    f->aim_poly = perf_follow_poly(f, now);
     double n_c[12] = { 0 }, n = 0;
     for (unsigned k = 0; k < f->n && f->onset[newest(f, k)] > now - FOLLOW_WINDOW_S; k++) {
         n_c[f->pitch[newest(f, k)] % 12] += 1;

@@ -35,20 +35,29 @@ typedef struct perf_follow {
     float  pace;                /* strength of the pace's tilt; 0: off */
     float  key_pull;            /* strength of the key's pull; 0: off */
     double aim;                 /* note-ons per second to keep */
+    double aim_poly;            /* the notes sounding at once, on average, to keep */
     float  key_bias[12];        /* per pitch class, set by perf_follow_aim */
     double onset[FOLLOW_RING];  /* times (s) of the last note-ons, a ring */
+    double release[FOLLOW_RING];/* when each ended; -1 while it sounds */
     unsigned char pitch[FOLLOW_RING];
     unsigned head, n;
 } perf_follow;
 
 void   perf_follow_init(perf_follow *f, float pace, float key_pull);
-/* Event ID of layout V happened at TIME seconds (only note-ons count). */
+/* Event ID of layout V happened at TIME seconds (note-ons and note-offs
+ * count). */
 void   perf_follow_push(perf_follow *f, const struct vocab *v, int id, double time);
 /* Note-ons per second at NOW: those of the last FOLLOW_WINDOW_S seconds over
  * the time from the first of them (at least 1 s), so a short phrase after
  * a silence counts at its own pace. */
 double perf_follow_rate(const perf_follow *f, double now);
-/* The music up to NOW becomes the aim: its rate and its pitch classes. */
+/* The notes sounding at once at NOW, on average: the lengths of the
+ * note-ons of the last FOLLOW_WINDOW_S seconds (those still held up to
+ * NOW) over the time from the first of them (at least 1 s), as
+ * bench/realism.py measures a performance's polyphony. */
+double perf_follow_poly(const perf_follow *f, double now);
+/* The music up to NOW becomes the aim: its rate, polyphony and pitch
+ * classes. */
 void   perf_follow_aim(perf_follow *f, double now);
 /* The pace's tilt at NOW (0 when off). */
 float  perf_follow_tilt(const perf_follow *f, double now);

@@ -183,13 +183,40 @@ static double top_share(const unsigned char *p, int n)
     return n ? (double)top / n : 0;
 }
 
+/* The notes of EV (N) sounding at once, on average, over its first SPAN
+ * seconds: each note-on's length to its note-off (or to SPAN, still
+ * held), summed, over SPAN; note-offs of notes it did not strike are not
+ * its own. */
+static double polyphony(const cont_event *ev, int n, double span)
+{
+    double on[128];
+    double sounding = 0;
+    for (int p = 0; p < 128; p++)
+        on[p] = -1;
+    for (int i = 0; i < n; i++) {
+        int p = ev[i].pitch & 127;
+        if (ev[i].kind == CONT_NOTE_ON) {
+            if (on[p] >= 0)                     /* struck again while it sounds */
+                sounding += ev[i].time - on[p];
+            on[p] = ev[i].time;
+        } else if (ev[i].kind == CONT_NOTE_OFF && on[p] >= 0) {
+            sounding += ev[i].time - on[p];
+            on[p] = -1;
+        }
+    }
+    for (int p = 0; p < 128; p++)
+        if (on[p] >= 0 && on[p] < span)
+            sounding += span - on[p];
+    return sounding / span;
+}
+
 void candidates_measure(const candidates *k, int i, cand_measures *m)
 {
     const continuation *c = &k->c[i];
     unsigned char pitch[2048];
     int n = note_ons(k->ev[i], k->n_ev[i], pitch, 2048);
     double span = k->n_ev[i] ? k->ev[i][k->n_ev[i] - 1].time : 0;
-    double aim = k->home->ctx.pos.follow.aim;
+    double aim = k->home->ctx.pos.follow.aim, aim_poly = k->home->ctx.pos.follow.aim_poly;
     if (span < 1)
         span = 1;
     memset(m, 0, sizeof *m);
@@ -201,6 +228,7 @@ void candidates_measure(const candidates *k, int i, cand_measures *m)
     m->nudged = ids ? c->s.loglik_nudged / ids : -1e9;
     m->motif = motif_share(pitch, n, h->phrase, h->n_phrase);
     m->pace = aim > 0 ? -fabs(log((n / span + 0.1) / (aim + 0.1))) : 0;
+    m->texture = aim_poly > 0 ? -fabs(log((polyphony(k->ev[i], k->n_ev[i], span) + 0.1) / (aim_poly + 0.1))) : 0;
     m->repeats = top_share(pitch, n) - top_share(h->phrase, h->n_phrase);
     m->capped = n ? (double)c->s.n_capped / n : 0;
 }
@@ -211,8 +239,10 @@ static double score_of(const cand_measures *m, int s)
     case PLAY_SCORE_NUDGED: return m->nudged;
     case PLAY_SCORE_MOTIF: return m->motif;
     case PLAY_SCORE_PACE: return m->pace;
+    case PLAY_SCORE_TEXTURE: return m->texture;
     case PLAY_SCORE_MIX:
-        return m->likelihood + MIX_MOTIF * m->motif + m->pace - MIX_REPEATS * m->repeats - MIX_CAPPED * m->capped;
+        return m->likelihood + MIX_MOTIF * m->motif + m->pace + MIX_TEXTURE * m->texture - MIX_REPEATS * m->repeats
+               - MIX_CAPPED * m->capped;
     default: return m->likelihood;
     }
 }
@@ -258,8 +288,8 @@ int candidates_play(candidates *k, double budget_s, log_level level, double seco
         cand_measures m;
         candidates_measure(k, i, &m);
         log_msg(level, "candidate %d (seed %llu): %d notes, %d events; likelihood %.4f, nudged %.4f, motif %.4f, "
-                "pace %.4f, repeats %.4f, capped %.4f%s", i, (unsigned long long)k->c[i].s.spec.seed, m.notes, m.ids,
-                m.likelihood, m.nudged, m.motif, m.pace, m.repeats, m.capped, i == best ? " (played)" : "");
+                "pace %.4f, texture %.4f, repeats %.4f, capped %.4f%s", i, (unsigned long long)k->c[i].s.spec.seed, m.notes,
+                m.ids, m.likelihood, m.nudged, m.motif, m.pace, m.texture, m.repeats, m.capped, i == best ? " (played)" : "");
     }
     if (candidates_choose(k, best) < 0)
         return -1;

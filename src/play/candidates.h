@@ -24,6 +24,7 @@ typedef struct cand_measures {
     double motif;               /* 0..1: its patterns (3 intervals, notes in onset order)
                                    that occur among those heard */
     double pace;                /* -|ln(its note-ons per second / the aim)| */
+    double texture;             /* -|ln(its notes sounding at once / the aim)| */
     double repeats;             /* its most repeated pitch's share less the one of
                                    the phrase heard (below 0: it repeats less) */
     double capped;              /* the share of its notes ended at the length cap */

@@ -188,9 +188,9 @@ const value_type play_type_key = {
     .spaced = 1,
 };
 
-/* ---- candidate_score: likelihood, nudged, motif, pace, mix ---- */
+/* ---- candidate_score: likelihood, nudged, motif, pace, texture, mix ---- */
 
-static const char *const score_names[PLAY_SCORE_COUNT] = { "likelihood", "nudged", "motif", "pace", "mix" };
+static const char *const score_names[PLAY_SCORE_COUNT] = { "likelihood", "nudged", "motif", "pace", "texture", "mix" };
 
 const char *play_score_name(int score)
 {
@@ -204,7 +204,7 @@ static int parse_score(const char *text, void *dst, char *why, size_t len)
             *(int *)dst = i;
             return 0;
         }
-    snprintf(why, len, "expected likelihood, nudged, motif, pace or mix, got '%s'", text);
+    snprintf(why, len, "expected likelihood, nudged, motif, pace, texture or mix, got '%s'", text);
     return -1;
 }
 
@@ -215,7 +215,7 @@ static const char *format_score(const void *src, char *buf, size_t len)
 }
 
 const value_type play_type_score = {
-    .what = "likelihood, nudged, motif, pace or mix",
+    .what = "likelihood, nudged, motif, pace, texture or mix",
     .size = sizeof(int),
     .parse = parse_score,
     .format = format_score,

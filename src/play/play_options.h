@@ -51,19 +51,21 @@ enum {
     PLAY_SCORE_NUDGED,      /* ... under the odds the pace, key and knobs made */
     PLAY_SCORE_MOTIF,       /* the share of its 4-note interval patterns heard before */
     PLAY_SCORE_PACE,        /* how near its notes per second keep to the aim */
-    PLAY_SCORE_MIX,         /* likelihood, motif, pace, repeats and capped, weighed by MIX_* */
+    PLAY_SCORE_TEXTURE,     /* how near its notes sounding at once keep to the aim */
+    PLAY_SCORE_MIX,         /* likelihood, motif, pace, texture, repeats and capped, weighed by MIX_* */
     PLAY_SCORE_COUNT
 };
 
-/* PLAY_SCORE_MIX: likelihood + MIX_MOTIF x motif + pace - MIX_REPEATS x
- * repeats - MIX_CAPPED x capped (the option table's help spells them from
- * here).  Chosen on ASAP's valid split (docs/REALISM.md, "The
+/* PLAY_SCORE_MIX: likelihood + MIX_MOTIF x motif + pace + MIX_TEXTURE x
+ * texture - MIX_REPEATS x repeats - MIX_CAPPED x capped (the option
+ * table's help spells them from here).  Chosen on ASAP's valid split (docs/REALISM.md, "The
  * candidates"): a candidate's likelihood per event spans about 0.1-0.3
  * between candidates, its motif share 0-0.3, its pace 0-1; the repeats
  * and the notes held to the cap weigh most, as the model's own choice
  * errs toward both (its likeliest candidate repeats a pitch 1.6 times as
  * often as the pianist). */
 #define MIX_MOTIF   2
+#define MIX_TEXTURE 4
 #define MIX_REPEATS 12
 #define MIX_CAPPED  20
 
@@ -182,7 +184,8 @@ const char *play_score_name(int score);
       "event under the model's own odds), nudged (under the odds the pace,\n"                              \
       "key and knobs made), motif (the share of its 4-note interval patterns\n"                            \
       "that were heard before), pace (its notes per second nearest the aim),\n"                            \
-      "or mix (likelihood + " PLAY_STR(MIX_MOTIF) " motif + pace, less " PLAY_STR(MIX_REPEATS)                \
+      "texture (its notes sounding at once nearest those heard), or mix\n"                                  \
+      "(likelihood + " PLAY_STR(MIX_MOTIF) " motif + pace + " PLAY_STR(MIX_TEXTURE) " texture, less " PLAY_STR(MIX_REPEATS) \
       " times how much more its\n"                                                                          \
       "most repeated pitch's share is than in what was heard and " PLAY_STR(MIX_CAPPED) " times the\n"     \
       "share of its notes held to the length cap).")

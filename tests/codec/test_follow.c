@@ -1,5 +1,6 @@
 /* test_follow.c: the pace and key of the music so far (codec/follow.h): the rate it
- * measures, the aim, which way it tilts the model's waits, and which notes it draws nearer. */
+ * measures, the polyphony, the aim, which way it tilts the model's waits, and which notes it
+ * draws nearer. */
 #include <math.h>
 #include <stdio.h>
 
@@ -99,6 +100,30 @@ int main(void)
     p.key_pull = 0;
     tilted(&p, v, 9, logits);
     CHECK(logits[vocab_id(v, EVENT_NOTE_ON, 61)] == 0);
+
+    /* polyphony: a 3-note chord held 1 s every 2 s sounds 1.5 notes at once
+     * on average; a note-off of a note never struck changes nothing, one held
+     * past NOW counts up to NOW, and the window forgets what is older */
+    perf_follow_init(&p, 1, 0);
+    perf_follow_push(&p, v, vocab_id(v, EVENT_NOTE_OFF, 72), 0.5);
+    for (int k = 0; k < 10; k++)
+        for (int n = 0; n < 3; n++) {
+            perf_follow_push(&p, v, vocab_id(v, EVENT_NOTE_ON, 60 + 4 * n), 2.0 * k);
+            perf_follow_push(&p, v, vocab_id(v, EVENT_NOTE_OFF, 60 + 4 * n), 2.0 * k + 1);
+        }
+    CHECK_NEAR(perf_follow_poly(&p, 20), 1.5, 1e-9);   /* chords at 12..18: 12 note-s over 8 s */
+    perf_follow_aim(&p, 20);
+    CHECK_NEAR(p.aim_poly, perf_follow_poly(&p, 20), 0);
+    perf_follow q = p;
+    perf_follow_push(&q, v, vocab_id(v, EVENT_NOTE_ON, 48), 20);           /* held on */
+    CHECK_NEAR(perf_follow_poly(&q, 24) - perf_follow_poly(&p, 24), 4 / 8.0, 1e-9);
+    CHECK(perf_follow_poly(&p, 100) == 0);
+    /* a note struck again before its note-off: the off ends the newest */
+    perf_follow_init(&p, 1, 0);
+    perf_follow_push(&p, v, vocab_id(v, EVENT_NOTE_ON, 60), 0);
+    perf_follow_push(&p, v, vocab_id(v, EVENT_NOTE_ON, 60), 1);
+    perf_follow_push(&p, v, vocab_id(v, EVENT_NOTE_OFF, 60), 2);
+    CHECK_NEAR(perf_follow_poly(&p, 4), (4 + 1) / 4.0, 1e-9);   /* the first still held: 4 s + 1 s over 4 s */
 
     /* the ring keeps the newest note-ons when more come than it holds */
     perf_follow_init(&p, 1, 0);

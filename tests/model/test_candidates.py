@@ -18,13 +18,14 @@ MODEL = os.path.join(SRC, "models", "continuo-default.gguf")
 MOTIF = os.path.join(SRC, "models", "motif.mid")
 
 CAND = re.compile(r"candidate (\d+) \(seed (\d+)\): (\d+) notes, (\d+) events; likelihood (\S+), "
-                  r"nudged (\S+), motif (\S+), pace (\S+), repeats (\S+), capped (\S+?)( \(played\))?$")
-SCORE_OF = {  # the score of each, from the logged measures (likelihood, nudged, motif, pace, repeats, capped)
+                  r"nudged (\S+), motif (\S+), pace (\S+), texture (\S+), repeats (\S+), capped (\S+?)( \(played\))?$")
+SCORE_OF = {  # the score of each, from the logged measures (likelihood, nudged, motif, pace, texture, repeats, capped)
     "likelihood": lambda v: v[0], "nudged": lambda v: v[1], "motif": lambda v: v[2], "pace": lambda v: v[3],
-    "mix": lambda v: v[0] + 2 * v[2] + v[3] - 12 * v[4] - 20 * v[5],   # candidates.c, MIX_*
+    "texture": lambda v: v[4],
+    "mix": lambda v: v[0] + 2 * v[2] + v[3] + 4 * v[4] - 12 * v[5] - 20 * v[6],   # candidates.c, MIX_*
 }
 # How far a score may be off for the log's rounding of each measure to 4 decimals.
-ROUNDING = {"likelihood": 5e-5, "nudged": 5e-5, "motif": 5e-5, "pace": 5e-5, "mix": 5e-5 * 36}
+ROUNDING = {"likelihood": 5e-5, "nudged": 5e-5, "motif": 5e-5, "pace": 5e-5, "texture": 5e-5, "mix": 5e-5 * 40}
 STRIDE = 1000000    # candidate i of seed S is seeded S + i x STRIDE (candidates.h)
 SUMMARY = re.compile(r"continuation (\d+) notes \((\d+) events.*seed (\d+)")
 
@@ -49,11 +50,11 @@ def check_case(d, name, extra, b, score, seed):
         return
     cands = [m for m in (CAND.search(line) for line in r.stderr.splitlines()) if m]
     check(len(cands) == b, f"{name}: {b} candidates measured ({len(cands)})")
-    played = [int(m.group(1)) for m in cands if m.group(11)]
+    played = [int(m.group(1)) for m in cands if m.group(12)]
     check(len(played) == 1, f"{name}: one candidate played ({played})")
     if len(cands) != b or len(played) != 1:
         return
-    values = [SCORE_OF[score]([float(m.group(g)) for g in range(5, 11)]) for m in cands]
+    values = [SCORE_OF[score]([float(m.group(g)) for g in range(5, 12)]) for m in cands]
     # (the log rounds the measures: a near tie may go either way)
     check(values[played[0]] >= max(values) - 2 * ROUNDING[score],
           f"{name}: the one played is the best by {score} ({played[0]}: {values})")
@@ -82,7 +83,7 @@ def check_case(d, name, extra, b, score, seed):
 def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         common = [MOTIF, "--model", MODEL, "--seconds", "8"]
-        for score in ("likelihood", "motif", "pace", "mix"):
+        for score in ("likelihood", "motif", "pace", "texture", "mix"):
             check_case(d, "stream", common, 4, score, 11)
         check_case(d, "step", common + ["--step"], 3, "nudged", 40)
         # a small model of context 64: the window slides inside the batch, sequence by sequence
