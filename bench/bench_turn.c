@@ -6,7 +6,7 @@
  *       the model hears each performance as serve does (continuation_hear, stream memory,
  *       512 events); at every silence (nothing held, pedal up, 30 ms in: serve's prepare)
  *       the odds of the next event are kept, with where the silence ends, in OUT
- *   bench_turn table FILE... [--rest X] [--min-ms MS] [--silence-ms MS] [--grid]
+ *   bench_turn table FILE... [--rest X] [--hold H] [--min-ms MS] [--silence-ms MS] [--grid]
  *       the table for the rules, from those files (no model: quick enough to tune)
  *   bench_turn answers MIDI [--model PATH] [--silence-ms MS]
  *       one performance heard and judged by the shipped rule (auto): when each answer
@@ -369,6 +369,7 @@ static double answer_at(const store *st, const silence *x, const turn_rule *r)
     o.step_ms = st->step_ms;
     for (int k = 0; k <= TURN_MAX_STEPS; k++)
         o.survive[k] = x->survive[k];
+    o.onset_age = x->last_len + PREPARE_S;     /* read at the prepare, as serve does */
     int ms = turn_verdict(&o, r);
     double at = x->start + (ms < PREPARE_S * 1000 ? PREPARE_S : ms / 1000.0);
     return at < x->next ? at : INFINITY;
@@ -431,7 +432,7 @@ static void print_row(const char *name, const outcome *o)
     double med = o->n_delay ? (o->n_delay % 2 ? o->delay[o->n_delay / 2]
                                               : (o->delay[o->n_delay / 2 - 1] + o->delay[o->n_delay / 2]) / 2)
                             : NAN;
-    printf("| %-28s | %5d | %6.0f | %6.0f | %7d | %6.3f | %7d |\n", name, o->n_delay, med,
+    printf("| %-36s | %5d | %6.0f | %6.0f | %7d | %6.3f | %7d |\n", name, o->n_delay, med,
            quantile(o->delay, o->n_delay, 0.9), o->barge_ins, o->minutes > 0 ? o->barge_ins / o->minutes : 0,
            o->answers);
 }
@@ -443,8 +444,8 @@ static void print_head(const store *st, const outcome *o)
            "with a key or the pedal held: no silence), %d pauses, %d real ends unanswered\n\n",
            st->n_perf, o->minutes, st->n, PREPARE_S * 1000, o->ends, o->ends_final, END_S,
            st->n_perf - o->ends_final, o->pauses, o->unanswered);
-    printf("| rule                         | ends  | median | p90    | barge-ins | per min | answers |\n");
-    printf("|------------------------------|-------|--------|--------|---------|--------|---------|\n");
+    printf("| rule                                 | ends  | median | p90    | barge-ins | per min | answers |\n");
+    printf("|--------------------------------------|-------|--------|--------|---------|--------|---------|\n");
 }
 
 static void rule_row(const store *st, const turn_rule *r, const char *name, int head)
@@ -461,13 +462,16 @@ static int cmd_table(int argc, char **argv)
 {
     store st;
     memset(&st, 0, sizeof st);
-    turn_rule r = { .rest = TURN_REST_DEFAULT, .min_ms = TURN_MIN_MS_DEFAULT, .max_ms = 800 };
+    turn_rule r = { .rest = TURN_REST_DEFAULT, .hold = TURN_HOLD_DEFAULT, .min_ms = TURN_MIN_MS_DEFAULT,
+                    .max_ms = 800 };
     int grid = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--grid") == 0)
             grid = 1;
         else if (strcmp(argv[i], "--rest") == 0 && i + 1 < argc)
             r.rest = atof(argv[++i]);
+        else if (strcmp(argv[i], "--hold") == 0 && i + 1 < argc)
+            r.hold = atof(argv[++i]);
         else if (strcmp(argv[i], "--min-ms") == 0 && i + 1 < argc)
             r.min_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--silence-ms") == 0 && i + 1 < argc)
@@ -479,16 +483,18 @@ static int cmd_table(int argc, char **argv)
     turn_rule s800 = { .rest = 2, .max_ms = 800 }, s300 = { .rest = 2, .max_ms = 300 };
     rule_row(&st, &s800, "silence 800 ms", 1);
     rule_row(&st, &s300, "silence 300 ms", 0);
-    snprintf(name, sizeof name, "auto (rest %.2f, min %d ms)", r.rest, r.min_ms);
+    snprintf(name, sizeof name, "auto (rest %.2f, hold %.2f, min %d)", r.rest, r.hold, r.min_ms);
     rule_row(&st, &r, name, 0);
-    static const double rests[] = { 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9 };
+    static const double rests[] = { 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98 };
+    static const double holds[] = { 0, 0.25, 0.5, 0.75, 1, 1.5 };
     static const int mins[] = { 30, 100, 150, 200, 250, 300 };
-    for (size_t i = 0; grid && i < sizeof rests / sizeof *rests; i++)
-        for (size_t j = 0; j < sizeof mins / sizeof *mins; j++) {
-            turn_rule g = { .rest = rests[i], .min_ms = mins[j], .max_ms = r.max_ms };
-            snprintf(name, sizeof name, "auto (rest %.2f, min %d ms)", g.rest, g.min_ms);
-            rule_row(&st, &g, name, 0);
-        }
+    for (size_t h = 0; grid && h < sizeof holds / sizeof *holds; h++)
+        for (size_t i = 0; i < sizeof rests / sizeof *rests; i++)
+            for (size_t j = 0; j < sizeof mins / sizeof *mins; j++) {
+                turn_rule g = { .rest = rests[i], .hold = holds[h], .min_ms = mins[j], .max_ms = r.max_ms };
+                snprintf(name, sizeof name, "auto (rest %.2f, hold %.2f, min %d)", g.rest, g.hold, g.min_ms);
+                rule_row(&st, &g, name, 0);
+            }
     return 0;
 }
 
@@ -496,7 +502,8 @@ static int cmd_table(int argc, char **argv)
 static int cmd_answers(int argc, char **argv)
 {
     const char *model_path = NULL;
-    turn_rule r = { .rest = TURN_REST_DEFAULT, .min_ms = TURN_MIN_MS_DEFAULT, .max_ms = 800 };
+    turn_rule r = { .rest = TURN_REST_DEFAULT, .hold = TURN_HOLD_DEFAULT, .min_ms = TURN_MIN_MS_DEFAULT,
+                    .max_ms = 800 };
     for (int i = 3; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--model") == 0)
             model_path = argv[i + 1];
@@ -541,7 +548,7 @@ int main(int argc, char **argv)
         rc = cmd_answers(argc, argv);
     if (rc == 2)
         fprintf(stderr, "usage: bench_turn odds ROOT SPLIT.tsv SPLIT OUT [--part I/N] [--every K] [--model PATH]\n"
-                        "       bench_turn table FILE... [--rest X] [--min-ms MS] [--silence-ms MS] [--grid]\n"
+                        "       bench_turn table FILE... [--rest X] [--hold H] [--min-ms MS] [--silence-ms MS] [--grid]\n"
                         "       bench_turn answers MIDI [--model PATH] [--silence-ms MS]\n");
     return rc;
 }

@@ -74,6 +74,11 @@ double perf_follow_poly(const perf_follow *f, double now)
     return sounding / (span > 1.0 ? span : 1.0);
 }
 
+double perf_follow_last_onset(const perf_follow *f)
+{
+    return f->n ? f->onset[newest(f, 0)] : -1;
+}
+
 void perf_follow_aim(perf_follow *f, double now)
 {
     f->aim = perf_follow_rate(f, now);

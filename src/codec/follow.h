@@ -56,6 +56,8 @@ double perf_follow_rate(const perf_follow *f, double now);
  * NOW) over the time from the first of them (at least 1 s), as
  * bench/realism.py measures a performance's polyphony. */
 double perf_follow_poly(const perf_follow *f, double now);
+/* When the newest note-on heard came (s), or -1: none. */
+double perf_follow_last_onset(const perf_follow *f);
 /* The music up to NOW becomes the aim: its rate, polyphony and pitch
  * classes. */
 void   perf_follow_aim(perf_follow *f, double now);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/follow.h"
 #include "codec/vocab.h"
 #include "daemon/adapted.h"
 #include "daemon/engine.h"
@@ -146,6 +147,8 @@ static int me_odds(void *state, double at, turn_odds *out)
     if (drop(e) < 0 || continuation_hear_until(&e->cont, at) < 0)
         return -1;
     turn_odds_read(out, e->v, continuation_model_state(&e->cont)->logits);
+    double onset = perf_follow_last_onset(&e->cont.ctx.pos.follow);
+    out->onset_age = onset >= 0 && at > onset ? at - onset : 0;
     return 0;
 }
 

@@ -39,6 +39,8 @@ int turn_verdict(const turn_odds *o, const turn_rule *r)
         return r->max_ms;
     int k = r->min_ms > 0 ? (r->min_ms + o->step_ms - 1) / o->step_ms : 0;
     double rest = o->survive[o->steps];
+    if (r->hold > 0 && o->onset_age > 0)
+        rest *= pow(o->onset_age / TURN_HOLD_REF_S, r->hold);
     for (; k <= o->steps && k * o->step_ms < r->max_ms; k++)
         if (o->survive[k] > 0 && rest >= r->rest * o->survive[k])
             return k * o->step_ms > r->min_ms ? k * o->step_ms : r->min_ms;

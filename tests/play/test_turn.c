@@ -59,6 +59,20 @@ static void test_verdicts(const vocab *v)
     turn_odds mid;
     odds_of(&mid, v, 0.3, 0.6, 20, 0.1);
     CHECK_INT(turn_verdict(&mid, &r), 180);
+    /* the hold: the same odds after a chord held 2 s end it at the earliest
+     * (0.1 x (2 / 0.5)^0.75 = 0.28 reaches 0.5 x 0.57 at 60 ms), after a
+     * note struck 0.1 s ago never before the silence rule; its age not known
+     * (0) or hold 0: the odds alone */
+    r.hold = 0.75;
+    mid.onset_age = 2.0;
+    CHECK_INT(turn_verdict(&mid, &r), 100);
+    mid.onset_age = 0.1;
+    CHECK_INT(turn_verdict(&mid, &r), 800);
+    mid.onset_age = 0;
+    CHECK_INT(turn_verdict(&mid, &r), 180);
+    r.hold = 0;
+    mid.onset_age = 2.0;
+    CHECK_INT(turn_verdict(&mid, &r), 180);
     /* the latest moment bounds it; above 1 never judges early */
     r.max_ms = 150;
     CHECK_INT(turn_verdict(&mid, &r), 150);
