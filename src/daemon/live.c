@@ -62,6 +62,7 @@ static void begin_live(service *sv, const gen_cmd *c, const timeline *tl, int du
     lc->grid_ns = tl->grid;
     memset(lc->shift_ns, 0, sizeof lc->shift_ns);
     memset(lc->last_off, 0, sizeof lc->last_off);
+    memset(lc->on_due, 0, sizeof lc->on_due);
     lc->first_note_pending = 1;
     lc->n_received = 0;
     lc->release_ns = 0;
@@ -253,6 +254,15 @@ static void place_event(service *sv, const cont_event *e, int thin)
             return;                 /* on or past the continuation's last bar line */
         due = c->end;
     }
+    /* struck and let go at one moment: no note (as `continue` writes none) */
+    int p = m.data1;
+    if (!on && c->on_due[p] == due && scheduler_unpush(&sv->sched, due, &c->on_msg[p])) {
+        c->on_due[p] = 0;
+        watch_note(sv, 1, 0, m.data1, m.data2, session_time(sv, due), e->note);   /* the view's note ends */
+        return;
+    }
+    c->on_due[p] = on ? due : 0;
+    c->on_msg[p] = m;
     scheduler_push(&sv->sched, due, &m);
     watch_note(sv, 1, on, m.data1, m.data2, session_time(sv, due), e->note);
 }

@@ -31,6 +31,8 @@ typedef struct live_cont {
     uint64_t anchored, anchor_missed;   /* continuations started on their tick, or not */
     int64_t  shift_ns[128];         /* quantize: how far each pitch's sounding note moved */
     int64_t  last_off[128];         /* due time of each pitch's last note-off */
+    int64_t  on_due[128];           /* due time of each pitch's note-on still sounding; 0: none */
+    midi_msg on_msg[128];           /* ... and the message queued for it */
     double   last_t;                /* time of its latest event so far, s */
     int64_t  phrase_end_ns;         /* when the phrase it answers ended */
     double   phrase_end_t;          /* the same in session seconds (a re-roll answers it again) */

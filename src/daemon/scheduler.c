@@ -67,10 +67,13 @@ int scheduler_push(scheduler *s, int64_t due, const midi_msg *m)
     return 0;
 }
 
-static void pop_min(scheduler *s)
+/* Takes the event at heap index I out: the last one fills its place and
+ * moves down, or up, to where it belongs. */
+static void remove_at(scheduler *s, size_t i)
 {
     sched_event last = s->heap[--s->n];
-    size_t i = 0;
+    if (i == s->n)
+        return;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= s->n)
@@ -82,8 +85,31 @@ static void pop_min(scheduler *s)
         s->heap[i] = s->heap[c];
         i = c;
     }
-    if (s->n > 0)
-        s->heap[i] = last;
+    while (i > 0 && before(&last, &s->heap[(i - 1) / 2])) {
+        s->heap[i] = s->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    s->heap[i] = last;
+}
+
+static void pop_min(scheduler *s)
+{
+    remove_at(s, 0);
+}
+
+int scheduler_unpush(scheduler *s, int64_t due, const midi_msg *m)
+{
+    size_t found = s->n;
+    for (size_t i = 0; i < s->n; i++) {
+        const sched_event *e = &s->heap[i];
+        if (e->due == due && e->msg.status == m->status && e->msg.data1 == m->data1 && e->msg.data2 == m->data2
+            && (found == s->n || e->seq > s->heap[found].seq))
+            found = i;
+    }
+    if (found == s->n)
+        return 0;
+    remove_at(s, found);
+    return 1;
 }
 
 int64_t scheduler_next_deadline(const scheduler *s)

@@ -61,6 +61,10 @@ void scheduler_free(scheduler *s);
  * message is dropped and counted). */
 int scheduler_push(scheduler *s, int64_t due, const midi_msg *m);
 
+/* Takes back M queued for DUE (the last pushed of its kind): 1, or 0 when
+ * none is queued (sent already, or never pushed). */
+int  scheduler_unpush(scheduler *s, int64_t due, const midi_msg *m);
+
 /* Earliest time scheduler_run has work: the next deadline or the next
  * note-length cap; INT64_MAX when there is none. */
 int64_t scheduler_next_deadline(const scheduler *s);

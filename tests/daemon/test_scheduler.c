@@ -54,6 +54,29 @@ int main(void)
     CHECK_INT(s.max_late_ns, 11 * MS);   /* on(62) was due at 20 ms */
     CHECK_INT(scheduler_next_deadline(&s), INT64_MAX);
 
+    /* Taken back: the one of its kind at its time, the heap's order kept
+     * (pitch 40 + k is due at 50 + k ms, pushed in a scrambled order); one
+     * sent already cannot be. */
+    scheduler s2;
+    CHECK_INT(scheduler_init(&s2, 64, 5000 * MS, 16), 0);
+    memset(&log, 0, sizeof log);
+    for (int j = 0; j < 12; j++) {
+        int k = (j * 7) % 12;
+        m = on(40 + k); scheduler_push(&s2, (50 + k) * MS, &m);
+    }
+    m = on(45); CHECK_INT(scheduler_unpush(&s2, 55 * MS, &m), 1);
+    CHECK_INT(scheduler_unpush(&s2, 55 * MS, &m), 0);                       /* gone */
+    m = on(46); CHECK_INT(scheduler_unpush(&s2, 10 * MS, &m), 0);           /* not at that time */
+    m = off(46); CHECK_INT(scheduler_unpush(&s2, 56 * MS, &m), 0);          /* not that message */
+    scheduler_run(&s2, 70 * MS, 0, record, &log);
+    CHECK_INT(log.n, 11);
+    for (int i = 0, want = 40; i < log.n; i++, want++) {
+        want += want == 45;
+        CHECK_INT(log.msg[i].data1, want);
+    }
+    m = on(40); CHECK_INT(scheduler_unpush(&s2, 50 * MS, &m), 0);           /* sent */
+    scheduler_free(&s2);
+
     /* At most max_held notes sound; the dropped note's off is dropped too. */
     memset(&log, 0, sizeof log);
     for (int p = 0; p < 6; p++) {
