@@ -64,7 +64,8 @@ int knobs_nearest_scale(const double n_c[12], unsigned char scale[12])
     return play_key_scale(&k, scale) == 0;
 }
 
-/* Density scales the pace's aim; a named key replaces the classes heard
+/* Density scales the pace's aim and the texture's (half the notes, as
+ * long, sound half as many at once); a named key replaces the classes heard
  * in the key pull (as if its scale had been heard EXPLICIT_KEY_WEIGHT
  * times a class), off drops the pull; key_lock's scale is the named key's
  * or (auto) the nearest to what was heard. */
@@ -73,6 +74,7 @@ void knobs_begin(knobs_heard *h, perf_follow *f, const play_settings *p, double 
     double n_c[12];
     read_heard(h, f, now, n_c);
     f->aim *= p->density;
+    f->aim_poly *= p->density;
     f->pace *= (float)(1 + fabs(log2(p->density)));   /* 2 and 0.5 keep the new aim twice as firmly */
     if (p->key.kind == PLAY_KEY_OFF)
         f->key_pull = 0;
