@@ -262,7 +262,8 @@ static void place_event(service *sv, const cont_event *e, int thin)
         return;
     }
     c->on_due[p] = on ? due : 0;
-    c->on_msg[p] = m;
+    if (on)
+        c->on_msg[p] = m;
     scheduler_push(&sv->sched, due, &m);
     watch_note(sv, 1, on, m.data1, m.data2, session_time(sv, due), e->note);
 }

@@ -210,6 +210,13 @@ static double polyphony(const cont_event *ev, int n, double span)
     return sounding / span;
 }
 
+/* How near X keeps to AIM: -|ln((X + 0.1) / (AIM + 0.1))|, 0 at the aim
+ * (and with no aim: 0). */
+static double near_aim(double x, double aim)
+{
+    return aim > 0 ? -fabs(log((x + 0.1) / (aim + 0.1))) : 0;
+}
+
 void candidates_measure(const candidates *k, int i, cand_measures *m)
 {
     const continuation *c = &k->c[i];
@@ -227,8 +234,8 @@ void candidates_measure(const candidates *k, int i, cand_measures *m)
     m->likelihood = ids ? c->s.loglik_model / ids : -1e9;
     m->nudged = ids ? c->s.loglik_nudged / ids : -1e9;
     m->motif = motif_share(pitch, n, h->phrase, h->n_phrase);
-    m->pace = aim > 0 ? -fabs(log((n / span + 0.1) / (aim + 0.1))) : 0;
-    m->texture = aim_poly > 0 ? -fabs(log((polyphony(k->ev[i], k->n_ev[i], span) + 0.1) / (aim_poly + 0.1))) : 0;
+    m->pace = near_aim(n / span, aim);
+    m->texture = near_aim(polyphony(k->ev[i], k->n_ev[i], span), aim_poly);
     m->repeats = top_share(pitch, n) - top_share(h->phrase, h->n_phrase);
     m->capped = n ? (double)c->s.n_capped / n : 0;
 }
