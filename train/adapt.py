@@ -26,7 +26,14 @@ The drift guards (docs/TRAINING.md, "Adapting to a player"):
     are the result; PATIENCE scorings without a better one end the run;
   * a small learning rate (1e-4) with a short warmup and a cosine decay
     over the steps the budget allows, Adam without weight decay (decay
-    toward zero would be a drift of its own).
+    toward zero would be a drift of its own);
+  * a step back toward the start (--blend): the result is the start
+    weights plus ALPHA times what the fine-tune moved them, ALPHA the
+    largest of BLENDS whose reference NLL is at most --blend of it above
+    the start model's (and whose held-back NLL is still lower).  Near the
+    start model the drift on other music grows as ALPHA squared while the
+    fit to the player grows about as ALPHA: half the step keeps most of
+    the fit for a quarter of the drift.
 """
 
 import argparse
@@ -57,6 +64,8 @@ REPLAY_WEIGHT = 1.0
 BATCH = 8
 CROP = 256            # events per crop (the player's phrases; shorter than the context: more crops a step)
 PATIENCE = 4
+BLEND = 0.005         # the reference's NLL may rise this share at most (the check allows 0.01)
+BLENDS = (1.0, 0.75, 0.5, 0.35, 0.25)
 EVAL_SHARE = 0.2      # at most this share of the training time goes to scoring HELD
 
 
@@ -78,6 +87,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--replay", help="general music to keep the start model's odds on (.tok; "
                     "models/adapt-replay.tok, not the reference)")
     ap.add_argument("--replay-weight", type=float, default=REPLAY_WEIGHT)
+    ap.add_argument("--blend", type=float, default=BLEND,
+                    help="the share the reference's NLL may rise; the fine-tune's step is scaled back until "
+                    "it is within it (0: no step back)")
     ap.add_argument("--max-steps", type=int, default=100000)
     ap.add_argument("--batch", type=int, default=BATCH)
     ap.add_argument("--seed", type=int, default=1)
@@ -232,6 +244,30 @@ class Adapter:
         return steps
 
 
+def blend_back(model, start_state: dict, held: list, ref: list, context: int, dtype: str,
+               held_before: float, ref_before: float, held_after: float, ref_after: float, limit: float,
+               until: float, bar: Bar):
+    """Scales the fine-tune's step (start + ALPHA x (weights - start)) back
+    to the largest ALPHA of BLENDS whose reference NLL is within LIMIT of
+    the start model's and whose held-back NLL is lower than the start's;
+    stops trying at the monotonic time UNTIL.  Returns (alpha, held, ref):
+    the model's weights are that blend, or the whole step's (HELD_AFTER,
+    REF_AFTER) when none is."""
+    tuned = copy.deepcopy(model.state_dict())
+    for alpha in (b for b in BLENDS if b < 1.0):     # the whole step is known to drift too far
+        if time.monotonic() >= until:
+            break
+        model.load_state_dict({k: start_state[k] + alpha * (v - start_state[k]) if v.is_floating_point() else v
+                               for k, v in tuned.items()})
+        r = score(model, ref, context, dtype)
+        h = score(model, held, context, dtype) if r <= ref_before * (1 + limit) else held_before
+        bar.show(f"blend {alpha:.2f}: held-back NLL {h:.4f}, reference {r:.4f} (start {ref_before:.4f})")
+        if r <= ref_before * (1 + limit) and h < held_before:
+            return alpha, h, r
+    model.load_state_dict(tuned)        # none is: the whole step, for the check to refuse with its reason
+    return 1.0, held_after, ref_after
+
+
 def main(argv=None) -> int:
     a = parse_args(argv)
     t0 = time.monotonic()
@@ -257,12 +293,18 @@ def main(argv=None) -> int:
     reserve = 1.3 * eval_s + 3.0                  # the final scoring and the export
     replay = load(a.replay, mc.vocab_name) if a.replay else None
     ad = Adapter(a, model, mc, train_seqs, held, dtype, replay)
-    steps = 0
+    steps, alpha = 0, 1.0
+    start_state = copy.deepcopy(model.state_dict())
     if a.max_steps > 0:
-        steps = ad.run(held_before, deadline - reserve, held_s, bar)
+        blend_s = 3 * eval_s if a.blend > 0 else 0.0       # about three blends scored
+        steps = ad.run(held_before, deadline - reserve - blend_s, held_s, bar)
     model.eval()
     held_after = score(model, held, mc.context, dtype) if steps else held_before
     ref_after = score(model, ref, mc.context, dtype)
+    if steps and a.blend > 0 and ref_after > ref_before * (1 + a.blend):
+        alpha, held_after, ref_after = blend_back(model, start_state, held, ref, mc.context, dtype, held_before,
+                                                  ref_before, held_after, ref_after, a.blend, deadline - reserve,
+                                                  bar)
     prov = {"init_from": os.path.abspath(a.model), "steps": steps, "valid_nll": held_after,
             "adapt_held_before": held_before, "adapt_reference_after": ref_after}
     tmp = a.out + ".part"
@@ -272,7 +314,7 @@ def main(argv=None) -> int:
            "ref_after": ref_after, "steps": steps, "best_step": ad.best_step,
            "held_events": int(sum(len(s) - 1 for s in held)),
            "train_events": int(sum(len(s) for s in train_seqs)),
-           "seconds": time.monotonic() - t0, "lr": a.lr, "kl_weight": a.kl_weight,
+           "seconds": time.monotonic() - t0, "lr": a.lr, "kl_weight": a.kl_weight, "blend": alpha,
            "replay_weight": a.replay_weight if a.replay else 0}
     with open(a.result + ".part", "w") as fh:
         json.dump(res, fh, indent=1)

@@ -41,7 +41,7 @@ static const char adapt_usage[] =
 typedef struct adapt_args {
     double minutes;
     int list, use, reset, threads, max_steps, if_new;
-    double lr, kl_weight, replay_weight;
+    double lr, kl_weight, replay_weight, blend;
     const char *model, *reference, *journal, *config, *output;
 } adapt_args;
 
@@ -193,6 +193,7 @@ static int use_model(const char *dir, int which)
 
 typedef struct adapt_result {
     double held_before, held_after, ref_before, ref_after, seconds;
+    double blend;       /* the share of the fine-tune's step kept (adapt.py --blend) */
     int steps;
 } adapt_result;
 
@@ -214,6 +215,7 @@ static int read_result(const char *path, adapt_result *r)
         found += sscanf(line, " \"ref_after\": %lf", &r->ref_after) == 1;
         found += sscanf(line, " \"steps\": %d", &r->steps) == 1;
         sscanf(line, " \"seconds\": %lf", &r->seconds);
+        sscanf(line, " \"blend\": %lf", &r->blend);
     }
     fclose(fp);
     if (found != 5)
@@ -258,10 +260,10 @@ static int write_card(const char *path, const char *name, const adapt_paths *p, 
                      "model: %s\ndate: %s\nstarted from: %s\n"
                      "minutes: %.2f\nsessions: %d\nheld-back minutes: %.2f\n"
                      "held-back NLL: %.4f -> %.4f (%+.2f%%)\nreference NLL: %.4f -> %.4f (%+.2f%%)\n"
-                     "reference: %s\nsteps: %d\nfine-tune seconds: %.0f\n",
+                     "reference: %s\nsteps: %d\nstep kept: %.2f\nfine-tune seconds: %.0f\n",
                      name, date, p->start, d->seconds / 60, d->sessions, d->held_seconds / 60, r->held_before,
                      r->held_after, change_pct(r->held_before, r->held_after), r->ref_before, r->ref_after,
-                     change_pct(r->ref_before, r->ref_after), p->reference, r->steps, r->seconds);
+                     change_pct(r->ref_before, r->ref_after), p->reference, r->steps, r->blend, r->seconds);
     return file_write_atomic(path, text, (size_t)n);
 }
 
@@ -389,7 +391,7 @@ static int make_work(adapt_paths *p)
 static int fine_tune(const adapt_args *a, const adapt_paths *p, double t0, adapt_result *r)
 {
     char script[DATAFILE_PATH_MAX], replay[DATAFILE_PATH_MAX], seconds[32], threads[16], lr[32], kl[32],
-        rw[32], steps[16], until[32];
+        rw[32], steps[16], until[32], blend[32];
     if (datafile_find(&adapt_script, script, sizeof script) != 0
         || datafile_find(&adapt_replay, replay, sizeof replay) != 0) {
         log_error("adapt: train/adapt.py or models/adapt-replay.tok is not installed (reinstall continuo, "
@@ -404,11 +406,12 @@ static int fine_tune(const adapt_args *a, const adapt_paths *p, double t0, adapt
     snprintf(kl, sizeof kl, "%g", a->kl_weight);
     snprintf(steps, sizeof steps, "%d", a->max_steps);
     snprintf(rw, sizeof rw, "%g", a->replay_weight);
+    snprintf(blend, sizeof blend, "%g", a->blend);
     char *argv[] = { (char *)python(), script, "--model", (char *)p->start, "--train", (char *)p->train,
                      "--held", (char *)p->held, "--reference", (char *)p->reference, "--out", (char *)p->out,
                      "--result", (char *)p->result, "--seconds", seconds, "--until", until, "--threads", threads,
                      "--lr", lr, "--kl-weight", kl, "--replay", replay, "--replay-weight", rw, "--max-steps", steps,
-                     NULL };
+                     "--blend", blend, NULL };
     if (access(argv[0], X_OK) != 0) {
         say_install(argv[0]);
         return -1;
@@ -559,7 +562,7 @@ static int adapt_run(const adapt_args *a, char **files, int n_files, const char 
 int cmd_adapt(int argc, char **argv)
 {
     adapt_args a = { .minutes = 10, .use = -1, .threads = 1, .max_steps = 100000, .lr = 1e-4, .kl_weight = 1,
-                    .replay_weight = 1 };
+                    .replay_weight = 1, .blend = 0.005 };
     const cli_option options[] = {
         CLI_DOUBLE("minutes", 0, "N", 0.05, 1440, &a.minutes, "the whole run at most, data and checks included "
                    "(default 10)"),
@@ -579,6 +582,8 @@ int cmd_adapt(int argc, char **argv)
                    "(default 1; 0: none)"),
         CLI_DOUBLE("replay-weight", 0, "W", 0, 100, &a.replay_weight, "the pull toward the start model's odds "
                    "on general music (adapt-replay.tok; default 1; 0: none)"),
+        CLI_DOUBLE("blend", 0, "S", 0, 0.01, &a.blend, "scale the fine-tune's step back until the general "
+                   "reference scores at most this share above the start model (default 0.005; 0: never)"),
         CLI_INT("max-steps", 0, "N", 0, 100000000, &a.max_steps, "training steps at most (0: score only)"),
         CLI_FILE("output", 'o', "FILE.gguf", &a.output, "also write the adapted model here, kept or not "
                  "(to measure it: bench/adapt_player.py)"),

@@ -41,6 +41,11 @@ import guest  # noqa: E402
 import midifile  # noqa: E402
 import servetest  # noqa: E402
 from servetest import Daw, check, done  # noqa: E402
+sys.path.insert(0, os.path.join(here, "..", "train"))
+from test_adapt import arpeggio_notes, write_midi  # noqa: E402
+
+ADAPT_PLAY_S = 66.0     # a little over the minute of playing adapt asks for
+ADAPT_MINUTES = 3.0     # the unit's budget in the test (PyTorch's start under TCG included)
 
 deb = os.environ.get("CONTINUO_DEB")
 build = os.environ.get("CONTINUO_BUILD")
@@ -305,6 +310,49 @@ as_player $BIN inspect "$J" > /tmp/inspect.out 2>&1; echo "JINSPECT $?"
 head -n 3 /tmp/inspect.out | sed 's/^/JI /'
 as_player $BIN journal list 2>&1 | sed 's/^/JLIST /'
 as_player systemctl --user stop continuo
+if [ ! -f /guest/continuo.deb ]; then
+    # continuo-adapt.service as installed (its sandbox, ExecStartPost's ctl
+    # reload), with a drop-in that sets the test's budget: the small test
+    # model to start from, a few minutes, a reference of the same kind of
+    # music.  The service writes the journal of a minute of playing with
+    # that model, then plays model = auto, which takes the kept model on the
+    # unit's reload.
+    echo "== continuo-adapt: a minute of playing, systemctl --user start continuo-adapt, the service's reload"
+    install -o player -g player -m 600 /guest/adapt.conf /home/player/.config/continuo/continuo.conf
+    install -d -o player -g player /home/player/.config/systemd/user/continuo-adapt.service.d
+    install -o player -g player -m 644 /guest/adapt-budget.conf \
+        /home/player/.config/systemd/user/continuo-adapt.service.d/budget.conf
+    as_player systemctl --user daemon-reload
+    as_player systemctl --user start continuo || fail "systemctl --user start continuo (adapt)"
+    wait_for 30 sh -c "aconnect -l | grep -q \"'continuo'\"" || fail "no continuo client (adapt)"
+    echo "ADAPTMODEL0 $(as_player $BIN ctl status 2>&1 | grep -o ' model=[^ ]*')"
+    N0=$(ls $JD/session-*.mid 2>/dev/null | wc -l)
+    echo "ADAPTPLAY $(date +%T) sessions $N0"
+    aplaymidi -p continuo /guest/minute.mid || fail "aplaymidi -p continuo (a minute)"
+    # The part being played is appended to a log beside the session's file
+    # and folded into the file's two tracks in the next pause (3 s); adapt
+    # reads the files.
+    wait_for 60 sh -c "F=\$(ls $JD/session-*.mid | sort | tail -n 1); [ \$(ls $JD/session-*.mid | wc -l) -gt $N0 ] \
+        && $BIN inspect \$F | grep -q 'notes: [1-9][0-9][0-9]'" \
+        || fail "the minute played was not folded into a session file of the journal"
+    echo "ADAPTPLAYED $(date +%T) $(as_player $BIN ctl status 2>&1 | head -c 400)"
+    as_player $BIN journal list 2>&1 | sed 's/^/ADAPTJLIST /'
+    sed -i 's|^model = .*|model = auto|' /home/player/.config/continuo/continuo.conf
+    echo "ADAPTSTART $(date +%T)"
+    T0=$(date +%s)
+    as_player systemctl --user start continuo-adapt; A=$?
+    echo "ADAPTUNIT $A $(($(date +%s) - T0)) $(as_player systemctl --user show -p Result --value continuo-adapt)"
+    as_player journalctl --user -u continuo-adapt --no-pager -o cat 2>&1 | grep -v "^adapt \[" | tail -n 30 | sed 's/^/ADAPTLOG /'
+    AD=$(dirname $JD)/adapted
+    echo "ADAPTED $(ls $AD 2>&1 | tr '\n' ' ')"
+    wait_for 60 sh -c "runuser -u player -- env XDG_RUNTIME_DIR=/run/user/1000 $BIN ctl status | grep -q ' model=[^ ]*adapted-'" \
+        || fail "the service did not take the adapted model within 60 s of the unit's reload"
+    echo "ADAPTMODEL1 $(as_player $BIN ctl status 2>&1 | grep -o ' model=[^ ]*')"
+    as_player $BIN doctor 2>&1 | grep -i "adapt" | sed 's/^/ADAPTDOC /'
+    as_player systemctl --user stop continuo
+    rm -rf /home/player/.config/systemd/user/continuo-adapt.service.d
+    as_player systemctl --user daemon-reload
+fi
 echo "BEGIN killed.mid"
 od -An -tx1 -v "$J"
 echo "END killed.mid"
@@ -337,7 +385,28 @@ lookahead_ms = 10
 midi_thru = no
 """
 
+# continuo-adapt's section: the service plays the small test model while a
+# minute of arpeggios is played into it, then model = auto.
+adapt_config = """\
+model = @TINY@
+output = none
+phrase_silence_ms = 400
+response_seconds = 2
+"""
+
+# The test's budget for the installed adapt unit (a drop-in, as a user would
+# write one): start from the small test model, a learning rate for a model
+# of random weights, and a reference of the same kind of music as the
+# playing (the shipped reference is the shipped model's music).
+adapt_budget = """\
+[Service]
+Environment=CONTINUO_MODEL=@TINY@
+ExecStart=
+ExecStart=@BIN@ adapt --if-new --minutes @MIN@ --lr 1e-3 --reference /guest/adapt-reference.tok
+"""
+
 TINY = "/usr/local/share/continuo-test/tiny.gguf"
+adapt_config = adapt_config.replace("@TINY@", TINY)
 run_sh = run_sh.replace("@BIN@", BIN).replace("@TINY@", TINY).replace("@SHARE@", "/usr/share/continuo" if deb
                                                                        else "/usr/local/share/continuo")
 
@@ -377,6 +446,28 @@ with tempfile.TemporaryDirectory() as stage:
                 fh.write(clock_daw.script(clock.n_ticks, BIN))
     os.makedirs(os.path.join(stage, os.path.dirname(TINY[1:])), exist_ok=True)
     shutil.copy(servetest.tiny_model(), os.path.join(stage, TINY[1:]))
+    if not deb:
+        # A minute of arpeggios (what the player plays), the adapt unit's
+        # drop-in (a budget the emulated guest can afford: PyTorch under TCG
+        # is some twenty times slower than here) and its reference.
+        minute = []
+        for on, key, vel, length in arpeggio_notes(ADAPT_PLAY_S, 5, t0=0.1):
+            minute.append((on, [0x91, key, vel]))
+            minute.append((on + length, [0x81, key, 0]))
+        minute.sort(key=lambda e: e[0])
+        with open(os.path.join(stage, "guest", "minute.mid"), "wb") as fh:
+            fh.write(midifile.encode(minute))
+        ref_mid = [os.path.join(stage, "ref%d.mid" % i) for i in range(2)]
+        for i, f in enumerate(ref_mid):
+            write_midi(f, {"piano": arpeggio_notes(20, 11 + i)})
+        subprocess.run([os.path.join(build, "continuo"), "encode", *ref_mid, "-o",
+                        os.path.join(stage, "guest", "adapt-reference.tok")], check=True, capture_output=True)
+        for f in ref_mid:
+            os.remove(f)
+        budget = adapt_budget.replace("@TINY@", TINY).replace("@BIN@", BIN).replace("@MIN@", "%g" % ADAPT_MINUTES)
+        for name, data in (("adapt.conf", adapt_config), ("adapt-budget.conf", budget)):
+            with open(os.path.join(stage, "guest", name), "w") as fh:
+                fh.write(data)
     for name, data in (("run.sh", run_sh.encode()), ("continuo.conf", config.encode()),
                        ("clock.conf", clock_config.encode()), ("stall.conf", stall_config.encode()),
                        ("link.conf.user", link_config.encode()),
@@ -537,6 +628,27 @@ if check(jm is not None, "the journal file came back from the guest"):
               "the motif played before the kill is in the journal's player track: %s" % played)
     except Exception as e:  # noqa: BLE001
         check(False, "mido reads the journal file left by the kill: %s" % e)
+
+# continuo-adapt.service as installed (the test's budget in a drop-in): it
+# adapts on the journal the service wrote in this run, keeps the result in
+# the unit's state directory, and its ExecStartPost's reload has the running
+# service (model = auto) take it.
+if not deb:
+    unit = (field("ADAPTUNIT") or "").split()
+    adapt_log = "\n".join(re.findall(r"^ADAPTLOG (.*)$", out, re.M))
+    print("continuo-adapt: exit, seconds, result: %s\n%s" % (field("ADAPTUNIT"), adapt_log))
+    check(unit[:1] == ["0"] and unit[2:3] == ["success"],
+          "systemctl --user start continuo-adapt: exit 0, result success: %r" % field("ADAPTUNIT"))
+    check(re.search(r"on [\d.]+ min of playing in \d+ sessions?", adapt_log) is not None,
+          "adapt read the journal the service wrote")
+    check("kept: " in adapt_log, "adapt kept the adapted model")
+    check(re.search(r"adapted-\d{8}-\d{6}\.gguf", field("ADAPTED") or "") is not None,
+          "the adapted model is in the unit's state directory: %r" % field("ADAPTED"))
+    check(TINY in (field("ADAPTMODEL0") or ""), "before: the service plays the test model: %r" % field("ADAPTMODEL0"))
+    check(re.search(r"model=/home/player/(\.local/state|\.config)/continuo/adapted/adapted-",
+                    field("ADAPTMODEL1") or "") is not None,
+          "after the unit's reload the service (model = auto) plays the adapted model: %r" % field("ADAPTMODEL1"))
+    print("\n".join(re.findall(r"^ADAPTDOC (.*)$", out, re.M)))
 
 # Reload keeps the process; stop is clean.
 rl = (field("RELOAD pid") or "").split()
