@@ -24,7 +24,7 @@ The drift guards (docs/TRAINING.md, "Adapting to a player"):
     theirs too;
   * early stopping: HELD is scored every few steps and the best weights
     are the result; PATIENCE scorings without a better one end the run;
-  * a small learning rate (1e-4) with a short warmup and a cosine decay
+  * a learning rate of 3e-4 with a short warmup and a cosine decay
     over the steps the budget allows, Adam without weight decay (decay
     toward zero would be a drift of its own);
   * a step back toward the start (--blend): the result is the start
@@ -57,9 +57,9 @@ import export as export_mod                               # noqa: E402
 import train as train_mod                                 # noqa: E402
 from model import masked_nll                              # noqa: E402
 
-# Defaults, to be measured (bench/adapt_player.py sweeps them; docs/TRAINING.md)
-LR = 1e-4
-KL_WEIGHT = 1.0
+# Defaults, measured with bench/adapt_player.py (docs/TRAINING.md: 2026-12-05)
+LR = 3e-4
+KL_WEIGHT = 0.3
 REPLAY_WEIGHT = 1.0
 BATCH = 8
 CROP = 256            # events per crop (the player's phrases; shorter than the context: more crops a step)

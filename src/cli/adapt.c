@@ -561,7 +561,7 @@ static int adapt_run(const adapt_args *a, char **files, int n_files, const char 
 
 int cmd_adapt(int argc, char **argv)
 {
-    adapt_args a = { .minutes = 10, .use = -1, .threads = 1, .max_steps = 100000, .lr = 1e-4, .kl_weight = 1,
+    adapt_args a = { .minutes = 10, .use = -1, .threads = 1, .max_steps = 100000, .lr = 3e-4, .kl_weight = 0.3,
                     .replay_weight = 1, .blend = 0.005 };
     const cli_option options[] = {
         CLI_DOUBLE("minutes", 0, "N", 0.05, 1440, &a.minutes, "the whole run at most, data and checks included "
@@ -577,9 +577,9 @@ int cmd_adapt(int argc, char **argv)
         CLI_FILE("reference", 0, "FILE.tok", &a.reference, "the general reference (default: the shipped "
                  "adapt-reference.tok)"),
         CLI_INT("threads", 0, "N", 1, 64, &a.threads, "PyTorch threads (default 1)"),
-        CLI_DOUBLE("lr", 0, "R", 1e-7, 1, &a.lr, "learning rate (default 1e-4)"),
+        CLI_DOUBLE("lr", 0, "R", 1e-7, 1, &a.lr, "learning rate (default 3e-4)"),
         CLI_DOUBLE("kl-weight", 0, "W", 0, 100, &a.kl_weight, "the pull toward the start model's odds "
-                   "(default 1; 0: none)"),
+                   "(default 0.3; 0: none)"),
         CLI_DOUBLE("replay-weight", 0, "W", 0, 100, &a.replay_weight, "the pull toward the start model's odds "
                    "on general music (adapt-replay.tok; default 1; 0: none)"),
         CLI_DOUBLE("blend", 0, "S", 0, 0.01, &a.blend, "scale the fine-tune's step back until the general "

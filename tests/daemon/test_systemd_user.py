@@ -17,7 +17,10 @@ restart (mido reads it, the motif in its player track);
 the FluidSynth output writes a WAV from inside the sandbox; and the sandbox
 is measured from outside (/proc/PID/status, namespaces) and from inside
 (nsenter into its mount and network namespaces; `continuo ctl save` to a
-path it may not write).  Prints a SANDBOX table that docs/RELIABILITY.md
+path it may not write); and continuo-adapt.service as installed (with a
+drop-in for the test's budget) adapts on the journal of a minute played
+into the service, and the service, reloaded by the unit, plays the kept
+model.  Prints a SANDBOX table that docs/RELIABILITY.md
 reports.  Exit 77 (skip) when the guest cannot be built or booted here.
 
 With CONTINUO_DEB=FILE.deb (tests/debian/test_package.py) the guest gets

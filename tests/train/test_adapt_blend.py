@@ -1,0 +1,82 @@
+"""test_adapt_blend.py: adapt.py's step back toward the start model (--blend).
+
+A fine-tune whose whole step drifts more on the general reference than the
+blend allows is scaled back to the largest share of its step that stays
+within it and still fits the held-back playing better; when no share does,
+the whole step stays, so that `continuo adapt` refuses it and says it
+drifted.  The scores here are functions of the share (a weight that is 0
+at the start and 1 after the fine-tune): the drift grows as the share
+squared and the fit as the share, as they do near the start model, so the
+share chosen is known exactly.
+"""
+
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "train"))
+import adapt   # noqa: E402
+
+failures = 0
+
+
+def check(cond: bool, what: str) -> None:
+    global failures
+    print(("ok    " if cond else "FAIL  ") + what)
+    failures += 0 if cond else 1
+
+
+class Quiet:
+    def show(self, what: str, final: bool = False) -> None:
+        print("  bar:", what)
+
+
+HELD0, REF0 = 2.0, 1.8
+
+
+def fake_score(drift: float, fit: float):
+    """score(model, seqs, ...) for a model whose weight w is the share of the
+    step: the reference (seqs == 'ref') REF0 (1 + DRIFT w^2), the held-back
+    tenth HELD0 (1 - FIT w)."""
+    def score(model, seqs, context, dtype):
+        w = float(model.weight.detach().reshape(-1)[0])
+        return REF0 * (1 + drift * w * w) if seqs == "ref" else HELD0 * (1 - fit * w)
+    return score
+
+
+def run(drift: float, fit: float, limit: float):
+    model = torch.nn.Linear(1, 1, bias=False)
+    with torch.no_grad():
+        model.weight.fill_(0.0)
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    with torch.no_grad():
+        model.weight.fill_(1.0)                 # the whole step
+    adapt.score = fake_score(drift, fit)
+    held1, ref1 = adapt.score(model, "held", 0, ""), adapt.score(model, "ref", 0, "")
+    alpha, held, ref = adapt.blend_back(model, start, "held", "ref", 0, "", HELD0, REF0, held1, ref1, limit,
+                                        float("inf"), Quiet())
+    return alpha, held, ref, float(model.weight.detach().reshape(-1)[0])
+
+
+# 4 % drift for the whole step: 0.75 -> 2.25 %, 0.5 -> 1 %, 0.35 -> 0.49 %: within 0.5 % from 0.35 on
+alpha, held, ref, w = run(0.04, 0.05, 0.005)
+check(alpha == 0.35 and abs(w - 0.35) < 1e-6, f"4 % of drift, 0.5 % allowed: the step scaled to 0.35 ({alpha}, weight {w})")
+check(abs(ref / REF0 - 1 - 0.04 * 0.35 ** 2) < 1e-9 and held < HELD0,
+      f"the scores returned are the blend's: reference +{100 * (ref / REF0 - 1):.2f} %, held-back {held:.4f}")
+
+# 1.5 % drift: 0.75 gives 0.84 %, 0.5 gives 0.375 %: 0.5
+alpha, held, ref, w = run(0.015, 0.05, 0.005)
+check(alpha == 0.5 and abs(w - 0.5) < 1e-6, f"1.5 % of drift: the step scaled to 0.5 ({alpha})")
+
+# 20 % drift: even 0.25 drifts 1.25 %: the whole step stays, for the check to refuse it
+alpha, held, ref, w = run(0.20, 0.05, 0.005)
+check(alpha == 1.0 and abs(w - 1.0) < 1e-6 and abs(ref / REF0 - 1.2) < 1e-9,
+      f"no share within the limit: the whole step and its scores stay ({alpha}, reference +{100 * (ref / REF0 - 1):.1f} %)")
+
+# a share that is within the limit but fits no better is not taken: a step that only drifts
+alpha, held, ref, w = run(0.04, -0.05, 0.005)
+check(alpha == 1.0 and held > HELD0, f"a step that fits worse is not scaled into a kept one ({alpha})")
+
+print(f"{failures} failure(s)")
+sys.exit(1 if failures else 0)
