@@ -65,7 +65,7 @@ BATCH = 8
 CROP = 256            # events per crop (the player's phrases; shorter than the context: more crops a step)
 PATIENCE = 4
 BLEND = 0.005         # the reference's NLL may rise this share at most (the check allows 0.01)
-BLENDS = (1.0, 0.75, 0.5, 0.35, 0.25)
+BLENDS = (0.75, 0.5, 0.35, 0.25)     # shares of the step tried, the largest first
 EVAL_SHARE = 0.2      # at most this share of the training time goes to scoring HELD
 
 
@@ -254,15 +254,18 @@ def blend_back(model, start_state: dict, held: list, ref: list, context: int, dt
     the model's weights are that blend, or the whole step's (HELD_AFTER,
     REF_AFTER) when none is."""
     tuned = copy.deepcopy(model.state_dict())
-    for alpha in (b for b in BLENDS if b < 1.0):     # the whole step is known to drift too far
+    for alpha in BLENDS:
         if time.monotonic() >= until:
             break
         model.load_state_dict({k: start_state[k] + alpha * (v - start_state[k]) if v.is_floating_point() else v
                                for k, v in tuned.items()})
         r = score(model, ref, context, dtype)
-        h = score(model, held, context, dtype) if r <= ref_before * (1 + limit) else held_before
+        if r > ref_before * (1 + limit):
+            bar.show(f"blend {alpha:.2f}: reference {r:.4f} (start {ref_before:.4f}): drifts too far")
+            continue
+        h = score(model, held, context, dtype)
         bar.show(f"blend {alpha:.2f}: held-back NLL {h:.4f}, reference {r:.4f} (start {ref_before:.4f})")
-        if r <= ref_before * (1 + limit) and h < held_before:
+        if h < held_before:
             return alpha, h, r
     model.load_state_dict(tuned)        # none is: the whole step, for the check to refuse with its reason
     return 1.0, held_after, ref_after
@@ -294,7 +297,6 @@ def main(argv=None) -> int:
     replay = load(a.replay, mc.vocab_name) if a.replay else None
     ad = Adapter(a, model, mc, train_seqs, held, dtype, replay)
     steps, alpha = 0, 1.0
-    start_state = copy.deepcopy(model.state_dict())
     if a.max_steps > 0:
         blend_s = 3 * eval_s if a.blend > 0 else 0.0       # about three blends scored
         steps = ad.run(held_before, deadline - reserve - blend_s, held_s, bar)
@@ -302,7 +304,7 @@ def main(argv=None) -> int:
     held_after = score(model, held, mc.context, dtype) if steps else held_before
     ref_after = score(model, ref, mc.context, dtype)
     if steps and a.blend > 0 and ref_after > ref_before * (1 + a.blend):
-        alpha, held_after, ref_after = blend_back(model, start_state, held, ref, mc.context, dtype, held_before,
+        alpha, held_after, ref_after = blend_back(model, ad.start.state_dict(), held, ref, mc.context, dtype, held_before,
                                                   ref_before, held_after, ref_after, a.blend, deadline - reserve,
                                                   bar)
     prov = {"init_from": os.path.abspath(a.model), "steps": steps, "valid_nll": held_after,

@@ -45,7 +45,7 @@ import midifile  # noqa: E402
 import servetest  # noqa: E402
 from servetest import Daw, check, done  # noqa: E402
 sys.path.insert(0, os.path.join(here, "..", "train"))
-from test_adapt import arpeggio_notes, write_midi  # noqa: E402
+from test_adapt import arpeggio_notes, arpeggio_reference  # noqa: E402
 
 ADAPT_PLAY_S = 66.0     # a little over the minute of playing adapt asks for
 ADAPT_MINUTES = 3.0     # the unit's budget in the test (PyTorch's start under TCG included)
@@ -330,7 +330,6 @@ if [ ! -f /guest/continuo.deb ]; then
     wait_for 30 sh -c "aconnect -l | grep -q \"'continuo'\"" || fail "no continuo client (adapt)"
     echo "ADAPTMODEL0 $(as_player $BIN ctl status 2>&1 | grep -o ' model=[^ ]*')"
     N0=$(ls $JD/session-*.mid 2>/dev/null | wc -l)
-    echo "ADAPTPLAY $(date +%T) sessions $N0"
     aplaymidi -p continuo /guest/minute.mid || fail "aplaymidi -p continuo (a minute)"
     # The part being played is appended to a log beside the session's file
     # and folded into the file's two tracks in the next pause (3 s); adapt
@@ -338,10 +337,8 @@ if [ ! -f /guest/continuo.deb ]; then
     wait_for 60 sh -c "F=\$(ls $JD/session-*.mid | sort | tail -n 1); [ \$(ls $JD/session-*.mid | wc -l) -gt $N0 ] \
         && $BIN inspect \$F | grep -q 'notes: [1-9][0-9][0-9]'" \
         || fail "the minute played was not folded into a session file of the journal"
-    echo "ADAPTPLAYED $(date +%T) $(as_player $BIN ctl status 2>&1 | head -c 400)"
     as_player $BIN journal list 2>&1 | sed 's/^/ADAPTJLIST /'
     sed -i 's|^model = .*|model = auto|' /home/player/.config/continuo/continuo.conf
-    echo "ADAPTSTART $(date +%T)"
     T0=$(date +%s)
     as_player systemctl --user start continuo-adapt; A=$?
     echo "ADAPTUNIT $A $(($(date +%s) - T0)) $(as_player systemctl --user show -p Result --value continuo-adapt)"
@@ -405,11 +402,10 @@ adapt_budget = """\
 [Service]
 Environment=CONTINUO_MODEL=@TINY@
 ExecStart=
-ExecStart=@BIN@ adapt --if-new --minutes @MIN@ --lr 1e-3 --reference /guest/adapt-reference.tok
+ExecStart=@BIN@ adapt --if-new --minutes @MIN@ --lr 1e-3 --reference /guest/reference.tok
 """
 
 TINY = "/usr/local/share/continuo-test/tiny.gguf"
-adapt_config = adapt_config.replace("@TINY@", TINY)
 run_sh = run_sh.replace("@BIN@", BIN).replace("@TINY@", TINY).replace("@SHARE@", "/usr/share/continuo" if deb
                                                                        else "/usr/local/share/continuo")
 
@@ -460,15 +456,9 @@ with tempfile.TemporaryDirectory() as stage:
         minute.sort(key=lambda e: e[0])
         with open(os.path.join(stage, "guest", "minute.mid"), "wb") as fh:
             fh.write(midifile.encode(minute))
-        ref_mid = [os.path.join(stage, "ref%d.mid" % i) for i in range(2)]
-        for i, f in enumerate(ref_mid):
-            write_midi(f, {"piano": arpeggio_notes(20, 11 + i)})
-        subprocess.run([os.path.join(build, "continuo"), "encode", *ref_mid, "-o",
-                        os.path.join(stage, "guest", "adapt-reference.tok")], check=True, capture_output=True)
-        for f in ref_mid:
-            os.remove(f)
+        arpeggio_reference(os.path.join(stage, "guest"), os.path.join(build, "continuo"))
         budget = adapt_budget.replace("@TINY@", TINY).replace("@BIN@", BIN).replace("@MIN@", "%g" % ADAPT_MINUTES)
-        for name, data in (("adapt.conf", adapt_config), ("adapt-budget.conf", budget)):
+        for name, data in (("adapt.conf", adapt_config.replace("@TINY@", TINY)), ("adapt-budget.conf", budget)):
             with open(os.path.join(stage, "guest", name), "w") as fh:
                 fh.write(data)
     for name, data in (("run.sh", run_sh.encode()), ("continuo.conf", config.encode()),

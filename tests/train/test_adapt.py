@@ -81,6 +81,20 @@ def write_midi(path: str, parts) -> None:
     mf.save(path)
 
 
+def arpeggio_reference(folder: str, continuo: str) -> str:
+    """FOLDER/reference.tok: other arpeggios like the player's, encoded by
+    CONTINUO (a general reference that adapting on arpeggios does not drift
+    from); the MIDI files it is made of are removed."""
+    mids = [os.path.join(folder, f"ref{i}.mid") for i in range(2)]
+    for i, f in enumerate(mids):
+        write_midi(f, {"piano": arpeggio_notes(20, 11 + i)})
+    ref = os.path.join(folder, "reference.tok")
+    subprocess.run([continuo, "encode", *mids, "-o", ref], check=True, capture_output=True)
+    for f in mids:
+        os.remove(f)
+    return ref
+
+
 def adapt(env: dict, *args, timeout: int = 120) -> subprocess.CompletedProcess:
     r = subprocess.run([CONTINUO, "adapt", *args], env=env, capture_output=True, text=True, timeout=timeout)
     print(f"$ continuo adapt {' '.join(args)}  (exit {r.returncode})\n{r.stdout}{r.stderr}")
@@ -220,11 +234,7 @@ def main() -> int:
         files.append(os.path.join(tmp, f"day{i + 1}.mid"))
         write_midi(files[-1], {"piano": arpeggio_notes(30, 3 + i)})
     # The reference: other arpeggios like the player's (adapting on them is no drift) ...
-    ref_files = [os.path.join(tmp, f"ref{i}.mid") for i in range(2)]
-    for i, f in enumerate(ref_files):
-        write_midi(f, {"piano": arpeggio_notes(20, 11 + i)})
-    ref = os.path.join(tmp, "reference.tok")
-    subprocess.run([CONTINUO, "encode", *ref_files, "-o", ref], check=True, capture_output=True)
+    ref = arpeggio_reference(tmp, CONTINUO)
     # ... and music of another kind, which a model fitted to the player forgets
     other = synth.write(os.path.join(tmp, "other.tok"), 4, 400, 7)
     no_torch(env, tmp, files, model, adapted)

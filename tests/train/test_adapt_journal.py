@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
 import servetest   # noqa: E402
 from servetest import Service, check, done   # noqa: E402
-from test_adapt import arpeggio_notes, write_midi   # noqa: E402
+from test_adapt import arpeggio_notes, arpeggio_reference, write_midi   # noqa: E402
 
 CONTINUO = servetest.CONTINUO
 SRC = servetest.SRC
@@ -66,11 +66,7 @@ def main() -> int:
         subprocess.run([sys.executable, os.path.join(SRC, "train", "export.py"), "--random", model,
                         "--layers", "2", "--d-model", "64", "--heads", "4", "--d-ff", "128", "--max-rel", "32",
                         "--context", "64", "--dtype", "f32"], check=True, capture_output=True)
-        ref_files = [os.path.join(tmp, f"ref{i}.mid") for i in range(2)]
-        for i, f in enumerate(ref_files):
-            write_midi(f, {"piano": arpeggio_notes(20, 11 + i)})
-        ref = os.path.join(tmp, "reference.tok")
-        subprocess.run([CONTINUO, "encode", *ref_files, "-o", ref], check=True, capture_output=True)
+        ref = arpeggio_reference(tmp, CONTINUO)
 
         got = []
         state = os.path.join(tmp, "state")      # outlives the service's own folder
