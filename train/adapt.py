@@ -19,9 +19,13 @@ The drift guards (docs/TRAINING.md, "Adapting to a player"):
     cross-entropy plus KL_WEIGHT x KL(start || adapted) on the same crops,
     so events the player's playing says nothing about keep their odds;
   * replay: REPLAY_WEIGHT x KL(start || adapted) on crops of general music
-    (--replay: continuations the shipped model sampled, a file apart from
+    (--replay: continuations the shipped model sampled of the motif moved
+    in key, pace and loudness, train/adapt_replay.py; a file apart from
     the reference that judges), so contexts unlike the player's keep
     theirs too;
+  * jitter: each crop's velocities moved by up to VEL_JITTER bins and its
+    time shifts scaled by up to 1 + TIME_JITTER, so that what is learnt of
+    a piece is its notes more than one take's loudness and tempo;
   * early stopping: HELD is scored every few steps and the best weights
     are the result; PATIENCE scorings without a better one end the run;
   * a learning rate of 3e-4 with a short warmup and a cosine decay
@@ -60,12 +64,14 @@ from model import masked_nll                              # noqa: E402
 # Defaults, measured with bench/adapt_player.py (docs/TRAINING.md: 2026-12-05)
 LR = 3e-4
 KL_WEIGHT = 0.3
-REPLAY_WEIGHT = 1.0
+REPLAY_WEIGHT = 3.0
 BATCH = 8
 CROP = 256            # events per crop (the player's phrases; shorter than the context: more crops a step)
 PATIENCE = 4
-BLEND = 0.005         # the reference's NLL may rise this share at most (the check allows 0.01)
-BLENDS = (0.75, 0.5, 0.35, 0.25)     # shares of the step tried, the largest first
+BLEND = 0.0025        # the reference's NLL may rise this share at most (the check allows 0.01)
+BLENDS = (0.75, 0.6, 0.5, 0.42, 0.35, 0.3, 0.25)     # shares of the step tried, the largest first
+VEL_JITTER = 2        # a crop's velocities moved by up to this many bins (of 32)
+TIME_JITTER = 0.15    # a crop's time shifts scaled by up to 1.15 (or down to 1/1.15)
 EVAL_SHARE = 0.2      # at most this share of the training time goes to scoring HELD
 
 
@@ -93,6 +99,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--max-steps", type=int, default=100000)
     ap.add_argument("--batch", type=int, default=BATCH)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--transpose", type=int, default=3, help="crops transposed by up to this many semitones")
+    ap.add_argument("--vel-jitter", type=int, default=VEL_JITTER,
+                    help="crops' velocities moved by up to this many bins")
+    ap.add_argument("--time-jitter", type=float, default=TIME_JITTER,
+                    help="crops' time shifts scaled by a factor up to 1+F (or down to 1/(1+F))")
     return ap.parse_args(argv)
 
 
@@ -186,19 +197,40 @@ class Adapter:
             p.requires_grad_(False)
         lay = data_mod.layout(mc.vocab_name)
         self.pad_id = lay.pad_id
-        self.corpus = data_mod.Corpus(train_seqs, lay, min(CROP, mc.context), transpose_max=3, seed=a.seed)
+        self.lay = lay
+        self.rng = np.random.default_rng(a.seed + 7)
+        self.corpus = data_mod.Corpus(train_seqs, lay, min(CROP, mc.context), transpose_max=a.transpose, seed=a.seed)
         self.replay = data_mod.Corpus(replay, lay, min(CROP, mc.context), transpose_max=3, seed=a.seed + 1) \
             if replay and a.replay_weight > 0 else None
         self.opt = torch.optim.Adam(model.parameters(), lr=a.lr, betas=(0.9, 0.98))
         self.amp = train_mod.cpu_has_bf16()
         self.best_state, self.best, self.best_step = None, None, 0
 
+    def jitter(self, rows: np.ndarray) -> np.ndarray:
+        """Each crop's velocities moved by up to --vel-jitter bins and its time
+        shifts scaled by up to 1 + --time-jitter: the piece's notes learnt, less
+        of one performance's loudness and tempo."""
+        lay, a = self.lay, self.a
+        n = len(rows)
+        if a.vel_jitter > 0:
+            dv = self.rng.integers(-a.vel_jitter, a.vel_jitter + 1, n)[:, None]
+            v = rows >= lay.velocity_base
+            rows = np.where(v, np.clip(rows - lay.velocity_base + dv, 0, lay.size - lay.velocity_base - 1)
+                            + lay.velocity_base, rows)
+        if a.time_jitter > 0:
+            f = np.exp(self.rng.uniform(-1, 1, n) * math.log1p(a.time_jitter))[:, None]
+            t = (rows >= lay.time_shift_base) & (rows < lay.velocity_base)
+            k = rows - lay.time_shift_base + 1
+            rows = np.where(t, np.clip(np.round(k * f), 1, lay.velocity_base - lay.time_shift_base).astype(np.int64)
+                            - 1 + lay.time_shift_base, rows)
+        return rows
+
     def timed_step(self, step: int, frac: float) -> float:
         t = time.monotonic()
         self.model.train()
         for g in self.opt.param_groups:
             g["lr"] = lr_at(frac, self.a.lr)
-        x = torch.from_numpy(self.corpus.batch(step, self.a.batch))
+        x = torch.from_numpy(self.jitter(self.corpus.batch(step, self.a.batch)))
         loss = step_loss(self.model, self.start, x, self.pad_id, self.a.kl_weight, self.amp)
         if self.replay is not None:
             r = torch.from_numpy(self.replay.batch(step, max(self.a.batch // 2, 1)))
@@ -298,7 +330,7 @@ def main(argv=None) -> int:
     ad = Adapter(a, model, mc, train_seqs, held, dtype, replay)
     steps, alpha = 0, 1.0
     if a.max_steps > 0:
-        blend_s = 3 * eval_s if a.blend > 0 else 0.0       # about three blends scored
+        blend_s = 4 * eval_s if a.blend > 0 else 0.0       # the blends scored: the reference for most
         steps = ad.run(held_before, deadline - reserve - blend_s, held_s, bar)
     model.eval()
     held_after = score(model, held, mc.context, dtype) if steps else held_before

@@ -562,7 +562,7 @@ static int adapt_run(const adapt_args *a, char **files, int n_files, const char 
 int cmd_adapt(int argc, char **argv)
 {
     adapt_args a = { .minutes = 10, .use = -1, .threads = 1, .max_steps = 100000, .lr = 3e-4, .kl_weight = 0.3,
-                    .replay_weight = 1, .blend = 0.005 };
+                    .replay_weight = 3, .blend = 0.0025 };
     const cli_option options[] = {
         CLI_DOUBLE("minutes", 0, "N", 0.05, 1440, &a.minutes, "the whole run at most, data and checks included "
                    "(default 10)"),
@@ -581,9 +581,9 @@ int cmd_adapt(int argc, char **argv)
         CLI_DOUBLE("kl-weight", 0, "W", 0, 100, &a.kl_weight, "the pull toward the start model's odds "
                    "(default 0.3; 0: none)"),
         CLI_DOUBLE("replay-weight", 0, "W", 0, 100, &a.replay_weight, "the pull toward the start model's odds "
-                   "on general music (adapt-replay.tok; default 1; 0: none)"),
+                   "on general music (adapt-replay.tok; default 3; 0: none)"),
         CLI_DOUBLE("blend", 0, "S", 0, 0.01, &a.blend, "scale the fine-tune's step back until the general "
-                   "reference scores at most this share above the start model (default 0.005; 0: never)"),
+                   "reference scores at most this share above the start model (default 0.0025; 0: never)"),
         CLI_INT("max-steps", 0, "N", 0, 100000000, &a.max_steps, "training steps at most (0: score only)"),
         CLI_FILE("output", 'o', "FILE.gguf", &a.output, "also write the adapted model here, kept or not "
                  "(to measure it: bench/adapt_player.py)"),

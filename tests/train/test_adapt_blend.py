@@ -1,4 +1,4 @@
-"""test_adapt_blend.py: adapt.py's step back toward the start model (--blend).
+"""test_adapt_blend.py: adapt.py's step back toward the start model (--blend), and its crops' jitter.
 
 A fine-tune whose whole step drifts more on the general reference than the
 blend allows is scaled back to the largest share of its step that stays
@@ -77,6 +77,36 @@ check(alpha == 1.0 and abs(w - 1.0) < 1e-6 and abs(ref / REF0 - 1.2) < 1e-9,
 # a share that is within the limit but fits no better is not taken: a step that only drifts
 alpha, held, ref, w = run(0.04, -0.05, 0.005)
 check(alpha == 1.0 and held > HELD0, f"a step that fits worse is not scaled into a kept one ({alpha})")
+
+# The jitter of a crop (--vel-jitter, --time-jitter): velocities move by at
+# most the bins asked and stay in the layout, time shifts scale by at most
+# the factor asked and stay in 1..100 steps, notes and PAD never move, and
+# every crop draws its own amount.
+import argparse                                 # noqa: E402
+import numpy as np                              # noqa: E402
+import data as data_mod                         # noqa: E402
+
+lay = data_mod.layout("mt310")
+jit = adapt.Adapter.__new__(adapt.Adapter)
+jit.lay, jit.rng = lay, np.random.default_rng(5)
+jit.a = argparse.Namespace(vel_jitter=2, time_jitter=0.15)
+row = np.array([0, lay.velocity_base + 0, lay.note_on_base + 39, lay.time_shift_base + 99, lay.velocity_base + 31,
+                lay.note_off_base + 39, lay.time_shift_base + 19, lay.time_shift_base] * 8, dtype=np.int64)
+rows = np.tile(row, (64, 1))
+out = jit.jitter(rows.copy())
+vel = rows >= lay.velocity_base
+ts = (rows >= lay.time_shift_base) & (rows < lay.velocity_base)
+dv = out[vel] - rows[vel]
+check(np.array_equal(out[~vel & ~ts], rows[~vel & ~ts]), "notes and PAD are not moved")
+check(np.abs(dv).max() <= 2 and out[vel].min() >= lay.velocity_base and out[vel].max() < lay.size,
+      f"velocities move by at most 2 bins and stay in the layout (moved {dv.min()}..{dv.max()})")
+k0, k1 = rows[ts] - lay.time_shift_base + 1, out[ts] - lay.time_shift_base + 1
+ratio = k1[k0 == 20] / 20.0
+check(ratio.min() >= 1 / 1.15 - 0.03 and ratio.max() <= 1.15 + 0.03 and k1.min() >= 1 and k1.max() <= 100,
+      f"time shifts scale by at most 1.15 either way and stay 1..100 steps ({ratio.min():.3f}..{ratio.max():.3f})")
+check(len({tuple(r) for r in out}) > 16, "each crop draws its own jitter")
+jit.a = argparse.Namespace(vel_jitter=0, time_jitter=0.0)
+check(np.array_equal(jit.jitter(rows.copy()), rows), "no jitter asked: the crops as drawn")
 
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)
