@@ -99,7 +99,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--max-steps", type=int, default=100000)
     ap.add_argument("--batch", type=int, default=BATCH)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--transpose", type=int, default=3, help="crops transposed by up to this many semitones")
     ap.add_argument("--vel-jitter", type=int, default=VEL_JITTER,
                     help="crops' velocities moved by up to this many bins")
     ap.add_argument("--time-jitter", type=float, default=TIME_JITTER,
@@ -199,7 +198,7 @@ class Adapter:
         self.pad_id = lay.pad_id
         self.lay = lay
         self.rng = np.random.default_rng(a.seed + 7)
-        self.corpus = data_mod.Corpus(train_seqs, lay, min(CROP, mc.context), transpose_max=a.transpose, seed=a.seed)
+        self.corpus = data_mod.Corpus(train_seqs, lay, min(CROP, mc.context), transpose_max=3, seed=a.seed)
         self.replay = data_mod.Corpus(replay, lay, min(CROP, mc.context), transpose_max=3, seed=a.seed + 1) \
             if replay and a.replay_weight > 0 else None
         self.opt = torch.optim.Adam(model.parameters(), lr=a.lr, betas=(0.9, 0.98))
@@ -210,19 +209,12 @@ class Adapter:
         """Each crop's velocities moved by up to --vel-jitter bins and its time
         shifts scaled by up to 1 + --time-jitter: the piece's notes learnt, less
         of one performance's loudness and tempo."""
-        lay, a = self.lay, self.a
-        n = len(rows)
+        lay, a, n = self.lay, self.a, len(rows)
         if a.vel_jitter > 0:
-            dv = self.rng.integers(-a.vel_jitter, a.vel_jitter + 1, n)[:, None]
-            v = rows >= lay.velocity_base
-            rows = np.where(v, np.clip(rows - lay.velocity_base + dv, 0, lay.size - lay.velocity_base - 1)
-                            + lay.velocity_base, rows)
+            rows = data_mod.shift_velocities(rows, self.rng.integers(-a.vel_jitter, a.vel_jitter + 1, n)[:, None], lay)
         if a.time_jitter > 0:
             f = np.exp(self.rng.uniform(-1, 1, n) * math.log1p(a.time_jitter))[:, None]
-            t = (rows >= lay.time_shift_base) & (rows < lay.velocity_base)
-            k = rows - lay.time_shift_base + 1
-            rows = np.where(t, np.clip(np.round(k * f), 1, lay.velocity_base - lay.time_shift_base).astype(np.int64)
-                            - 1 + lay.time_shift_base, rows)
+            rows = data_mod.scale_time_shifts(rows, f, lay)
         return rows
 
     def timed_step(self, step: int, frac: float) -> float:

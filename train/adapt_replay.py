@@ -36,17 +36,10 @@ def primer_ids(motif: np.ndarray, lay, rng: random.Random) -> np.ndarray:
     scale = rng.choice([0.6, 0.8, 1.0, 1.25, 1.6])
     dv = rng.choice([-8, -4, 0, 4, 8])
     x = data_mod.transpose(motif, t, lay)
-    while x is None:                        # out of the piano's range: half as far
-        t //= 2
+    while x is None:                        # out of the piano's range: half as far (0 always fits)
+        t = int(t / 2)
         x = data_mod.transpose(motif, t, lay)
-    x = x.astype(np.int64)
-    ts = (x >= lay.time_shift_base) & (x < lay.velocity_base)
-    n_ts = lay.velocity_base - lay.time_shift_base
-    x[ts] = np.clip(np.round((x[ts] - lay.time_shift_base + 1) * scale), 1, n_ts).astype(np.int64) \
-        - 1 + lay.time_shift_base
-    v = x >= lay.velocity_base
-    x[v] = np.clip(x[v] - lay.velocity_base + dv, 0, lay.size - lay.velocity_base - 1) + lay.velocity_base
-    return x
+    return data_mod.shift_velocities(data_mod.scale_time_shifts(x, scale, lay), dv, lay)
 
 
 def run(cmd: list) -> None:

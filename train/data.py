@@ -79,6 +79,26 @@ def transpose(ids: np.ndarray, semitones: int, lay: Layout):
     return out.astype(ids.dtype)
 
 
+def scale_time_shifts(ids: np.ndarray, factor, lay: Layout) -> np.ndarray:
+    """IDS with each TIME_SHIFT's steps times FACTOR (a number, or one per
+    row: shape (rows, 1)), rounded and kept within 1..the layout's longest
+    step; other ids as they were."""
+    ids = np.asarray(ids, dtype=np.int64)
+    n_ts = lay.velocity_base - lay.time_shift_base
+    ts = (ids >= lay.time_shift_base) & (ids < lay.velocity_base)
+    steps = np.clip(np.round((ids - lay.time_shift_base + 1) * factor), 1, n_ts).astype(np.int64)
+    return np.where(ts, steps - 1 + lay.time_shift_base, ids)
+
+
+def shift_velocities(ids: np.ndarray, bins, lay: Layout) -> np.ndarray:
+    """IDS with each VELOCITY moved by BINS (a number, or one per row: shape
+    (rows, 1)), kept within the layout's bins; other ids as they were."""
+    ids = np.asarray(ids, dtype=np.int64)
+    v = ids >= lay.velocity_base
+    moved = np.clip(ids - lay.velocity_base + bins, 0, lay.size - lay.velocity_base - 1) + lay.velocity_base
+    return np.where(v, moved, ids)
+
+
 # ---------------------------------------------------------------------------
 # Progress bar (stderr, only on a terminal; a plain line per step otherwise).
 
