@@ -22,7 +22,11 @@ The drift guards (docs/TRAINING.md, "Adapting to a player"):
     (--replay: continuations the shipped model sampled of the motif moved
     in key, pace and loudness, train/adapt_replay.py; a file apart from
     the reference that judges), so contexts unlike the player's keep
-    theirs too;
+    theirs too; and on PRIMED continuations by the start model of crops
+    of the player's own playing (--continuo: `continuo adapt` passes
+    itself), music in the player's key, pace and style that is not the
+    player's pieces, so that what is learnt is the pieces, not the style
+    (a held-out piece of the same composer drifts half as much);
   * jitter: each crop's velocities moved by up to VEL_JITTER bins and its
     time shifts scaled by up to 1 + TIME_JITTER, so that what is learnt of
     a piece is its notes more than one take's loudness and tempo;
@@ -56,6 +60,7 @@ except ImportError as e:            # `continuo adapt` tells the user what to in
     sys.exit(3)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import adapt_replay                                       # noqa: E402
 import data as data_mod                                   # noqa: E402
 import export as export_mod                               # noqa: E402
 import train as train_mod                                 # noqa: E402
@@ -68,10 +73,13 @@ REPLAY_WEIGHT = 3.0
 BATCH = 8
 CROP = 256            # events per crop (the player's phrases; shorter than the context: more crops a step)
 PATIENCE = 4
-BLEND = 0.0025        # the reference's NLL may rise this share at most (the check allows 0.01)
+BLEND = 0.005         # the reference's NLL may rise this share at most (the check allows 0.01)
 BLENDS = (0.75, 0.6, 0.5, 0.42, 0.35, 0.3, 0.25)     # shares of the step tried, the largest first
 VEL_JITTER = 2        # a crop's velocities moved by up to this many bins (of 32)
 TIME_JITTER = 0.15    # a crop's time shifts scaled by up to 1.15 (or down to 1/1.15)
+PRIMED = 64           # continuations of the player's own crops in the replay ...
+PRIMED_SECONDS = 30   # ... each this long
+PRIMER = 384          # events of the player's playing each continues
 EVAL_SHARE = 0.2      # at most this share of the training time goes to scoring HELD
 
 
@@ -93,6 +101,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--replay", help="general music to keep the start model's odds on (.tok; "
                     "models/adapt-replay.tok, not the reference)")
     ap.add_argument("--replay-weight", type=float, default=REPLAY_WEIGHT)
+    ap.add_argument("--continuo", help="the continuo binary: the start model continues crops of the "
+                    "player's playing, for the replay (none: the replay file alone)")
+    ap.add_argument("--primed", type=int, default=PRIMED, help="how many continuations of the player's crops")
+    ap.add_argument("--primed-seconds", type=float, default=PRIMED_SECONDS)
     ap.add_argument("--blend", type=float, default=BLEND,
                     help="the share the reference's NLL may rise; the fine-tune's step is scaled back until "
                     "it is within it (0: no step back)")
@@ -184,6 +196,39 @@ def replay_loss(model, start, x: torch.Tensor, pad_id, amp) -> torch.Tensor:
         with torch.no_grad():
             ref = start(x[:, :-1])
     return kl_to_start(logits, ref, mask) / max(int(mask.sum()), 1)
+
+
+def primed_replay(a, train_seqs: list, work: str, until: float, bar: Bar) -> list:
+    """--primed continuations by the start model of PRIMER-event crops of the
+    player's playing (the part learnt from, never HELD), each kept from 64
+    events before its primer's end: music in the player's key, pace and
+    style that is not the player's pieces, where the replay KL keeps the
+    start model's odds. Fewer when the monotonic time UNTIL comes."""
+    rng = np.random.default_rng(a.seed + 11)
+    long_enough = [np.asarray(s, dtype=np.int64) for s in train_seqs if len(s) > 128]
+    if not long_enough or a.primed <= 0 or not a.continuo:
+        return []
+    os.makedirs(work, exist_ok=True)
+    out = []
+    for k in range(a.primed):
+        if time.monotonic() >= until:
+            break
+        s = long_enough[rng.integers(len(long_enough))]
+        end = int(rng.integers(128, len(s) + 1))
+        primer = s[max(end - PRIMER, 0):end]
+        try:
+            ids = adapt_replay.continue_ids(a.continuo, a.model, primer, a.primed_seconds, 300 + k, work,
+                                            threads=a.threads, candidates=1)
+        except SystemExit as e:         # the replay file alone, then: adapt still runs
+            bar.show(f"the start model's continuations of the player's playing: none ({e})", final=True)
+            break
+        out.append(ids[max(len(primer) - 64, 0):].astype(np.uint16))
+        if (k + 1) % 8 == 0 or k + 1 == a.primed or bar.tty:
+            bar.show(f"the start model continues the player's playing: {k + 1} of {a.primed}")
+    for f in os.listdir(work):
+        os.unlink(os.path.join(work, f))
+    os.rmdir(work)
+    return out
 
 
 class Adapter:
@@ -318,7 +363,9 @@ def main(argv=None) -> int:
     eval_s = time.monotonic() - t
     bar.show(f"start model: held-back NLL {held_before:.4f}, reference {ref_before:.4f}")
     reserve = 1.3 * eval_s + 3.0                  # the final scoring and the export
-    replay = load(a.replay, mc.vocab_name) if a.replay else None
+    replay = load(a.replay, mc.vocab_name) if a.replay else []
+    replay += primed_replay(a, train_seqs, os.path.join(os.path.dirname(os.path.abspath(a.out)), "primed"),
+                            t0 + 0.1 * (deadline - t0), bar)
     ad = Adapter(a, model, mc, train_seqs, held, dtype, replay)
     steps, alpha = 0, 1.0
     if a.max_steps > 0:

@@ -26,6 +26,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data as data_mod                                   # noqa: E402
+import tokfile                                            # noqa: E402
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -48,6 +49,24 @@ def run(cmd: list) -> None:
         raise SystemExit(f"{' '.join(cmd)}: {r.stderr.strip()[-400:]}")
 
 
+def continue_ids(continuo: str, model: str, ids: np.ndarray, seconds: float, seed: int, tmp: str,
+                 threads: int = 1, candidates: int = 8) -> np.ndarray:
+    """The events of IDS (a primer) and the model's continuation of them for
+    SECONDS (`continuo continue` with SEED, serve's sampling settings but
+    CANDIDATES), encoded as `continuo encode` encodes; TMP holds the files."""
+    txt, mid, out, tok = (os.path.join(tmp, f"c{seed}.{e}") for e in ("txt", "mid", "out.mid", "tok"))
+    with open(txt, "w") as fh:
+        fh.write(" ".join(map(str, ids.tolist())) + "\n")
+    run([continuo, "decode", txt, "-o", mid])
+    run([continuo, "continue", mid, "--model", model, "--seconds", str(seconds), "--seed", str(seed),
+         "--threads", str(threads), "--candidates", str(candidates), "-o", out])
+    run([continuo, "encode", out, "-o", tok])
+    seqs, _ = data_mod.load_seqs([tok], "mt310")
+    for f in (txt, mid, out, tok):
+        os.unlink(f)
+    return np.asarray(seqs[0], dtype=np.int64)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, help="the token file to write")
@@ -61,21 +80,16 @@ def main(argv=None) -> int:
     rng = random.Random(a.seed)
     with tempfile.TemporaryDirectory(prefix="adapt-replay-") as tmp:
         run([a.continuo, "encode", a.motif, "-o", os.path.join(tmp, "motif.tok")])
-        seqs, _ = data_mod.load_seqs([os.path.join(tmp, "motif.tok")], "mt310")
-        motif, lay = np.asarray(seqs[0], dtype=np.int64), data_mod.layout("mt310")
+        tf = tokfile.read(os.path.join(tmp, "motif.tok"))
+        motif, lay = np.asarray(tf.seqs[0], dtype=np.int64), data_mod.layout(tf.vocab_name)
         outs = []
         for k in range(a.count):
-            txt, mid, out = (os.path.join(tmp, f"p{k:03d}.{e}") for e in ("txt", "mid", "out.mid"))
-            with open(txt, "w") as fh:
-                fh.write(" ".join(map(str, primer_ids(motif, lay, rng).tolist())) + "\n")
-            run([a.continuo, "decode", txt, "-o", mid])
-            run([a.continuo, "continue", mid, "--model", a.model, "--seconds", str(a.seconds),
-                 "--seed", str(200 + k), "--threads", "1", "-o", out])
-            outs.append(out)
+            outs.append(continue_ids(a.continuo, a.model, primer_ids(motif, lay, rng), a.seconds, 200 + k, tmp))
             sys.stderr.write(f"\radapt_replay: {k + 1} of {a.count} continuations")
             sys.stderr.flush()
         sys.stderr.write("\n")
-        run([a.continuo, "encode", *outs, "-o", a.out])
+    tf.seqs, tf.sources = outs, [f"continuation {k} of the motif" for k in range(a.count)]
+    tokfile.write(a.out, tf)
     print(f"wrote {a.out}: {a.count} continuations of {a.seconds:g} s")
     return 0
 

@@ -1,4 +1,4 @@
-"""test_adapt_blend.py: adapt.py's step back toward the start model (--blend), and its crops' jitter.
+"""test_adapt_blend.py: adapt.py's step back toward the start model (--blend), its crops' jitter, and its replay of the player's style.
 
 A fine-tune whose whole step drifts more on the general reference than the
 blend allows is scaled back to the largest share of its step that stays
@@ -8,6 +8,12 @@ drifted.  The scores here are functions of the share (a weight that is 0
 at the start and 1 after the fine-tune): the drift grows as the share
 squared and the fit as the share, as they do near the start model, so the
 share chosen is known exactly.
+
+The replay of the player's style: the start model (the shipped one, run
+by the real `continuo continue`) continues crops of the player's playing,
+and each continuation starts in that playing and goes on past it; a
+continuo that cannot continue leaves the replay file alone, and no work
+files stay behind either way.
 """
 
 import os
@@ -28,6 +34,8 @@ def check(cond: bool, what: str) -> None:
 
 
 class Quiet:
+    tty = False
+
     def show(self, what: str, final: bool = False) -> None:
         print("  bar:", what)
 
@@ -107,6 +115,36 @@ check(ratio.min() >= 1 / 1.15 - 0.03 and ratio.max() <= 1.15 + 0.03 and k1.min()
 check(len({tuple(r) for r in out}) > 16, "each crop draws its own jitter")
 jit.a = argparse.Namespace(vel_jitter=0, time_jitter=0.0)
 check(np.array_equal(jit.jitter(rows.copy()), rows), "no jitter asked: the crops as drawn")
+
+# The replay of the player's style (adapt.py --continuo): the player's
+# playing here is the bundled motif; the held-back part is never a primer.
+import subprocess                               # noqa: E402
+import tempfile                                 # noqa: E402
+import time                                     # noqa: E402
+import tokfile                                  # noqa: E402
+
+CONTINUO = os.environ.get("CONTINUO")
+SRC = os.environ.get("CONTINUO_SRC", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+if CONTINUO:
+    with tempfile.TemporaryDirectory(prefix="adapt-primed-") as tmp:
+        subprocess.run([CONTINUO, "encode", os.path.join(SRC, "models", "motif.mid"), "-o", f"{tmp}/m.tok"],
+                       check=True, capture_output=True)
+        motif = np.asarray(tokfile.read(f"{tmp}/m.tok").seqs[0], dtype=np.int64)
+        pitches = set((motif[(motif >= lay.note_on_base) & (motif < lay.note_off_base)] - lay.note_on_base).tolist())
+        a = argparse.Namespace(seed=1, primed=3, continuo=CONTINUO, primed_seconds=5, threads=1,
+                               model=os.path.join(SRC, "models", "continuo-default.gguf"))
+        out = adapt.primed_replay(a, [motif], f"{tmp}/primed", time.monotonic() + 120, Quiet())
+        check(len(out) == 3, f"3 continuations of the player's crops asked, {len(out)} made")
+        for k, o in enumerate(out):
+            head = o[:64]
+            on = set((head[(head >= lay.note_on_base) & (head < lay.note_off_base)] - lay.note_on_base).tolist())
+            check(on and on <= pitches and len(o) > 100,
+                  f"continuation {k} starts in the player's playing (notes {sorted(on)}) and goes on ({len(o)} events)")
+        check(not os.path.exists(f"{tmp}/primed"), "its work folder is removed")
+        a.continuo = "/bin/false"
+        out = adapt.primed_replay(a, [motif], f"{tmp}/primed", time.monotonic() + 120, Quiet())
+        check(out == [] and not os.path.exists(f"{tmp}/primed"),
+              "a continuo that cannot continue: no continuations, the replay file alone, no work folder left")
 
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)
