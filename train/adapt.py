@@ -26,7 +26,7 @@ The drift guards (docs/TRAINING.md, "Adapting to a player"):
     of the player's own playing (--continuo: `continuo adapt` passes
     itself), music in the player's key, pace and style that is not the
     player's pieces, so that what is learnt is the pieces, not the style
-    (a held-out piece of the same composer drifts half as much);
+    (a held-out piece of the same composer drifts a third as much);
   * jitter: each crop's velocities moved by up to VEL_JITTER bins and its
     time shifts scaled by up to 1 + TIME_JITTER, so that what is learnt of
     a piece is its notes more than one take's loudness and tempo;
@@ -79,7 +79,8 @@ VEL_JITTER = 2        # a crop's velocities moved by up to this many bins (of 32
 TIME_JITTER = 0.15    # a crop's time shifts scaled by up to 1.15 (or down to 1/1.15)
 PRIMED = 64           # continuations of the player's own crops in the replay ...
 PRIMED_SECONDS = 30   # ... each this long
-PRIMER = 384          # events of the player's playing each continues
+PRIMER = 384          # events of the player's playing each continues ...
+PRIMER_KEPT = 64      # ... of which the last this many stay before the continuation
 EVAL_SHARE = 0.2      # at most this share of the training time goes to scoring HELD
 
 
@@ -200,8 +201,8 @@ def replay_loss(model, start, x: torch.Tensor, pad_id, amp) -> torch.Tensor:
 
 def primed_replay(a, train_seqs: list, work: str, until: float, bar: Bar) -> list:
     """--primed continuations by the start model of PRIMER-event crops of the
-    player's playing (the part learnt from, never HELD), each kept from 64
-    events before its primer's end: music in the player's key, pace and
+    player's playing (the part learnt from, never HELD), each kept from
+    PRIMER_KEPT events before its primer's end: music in the player's key, pace and
     style that is not the player's pieces, where the replay KL keeps the
     start model's odds. Fewer when the monotonic time UNTIL comes."""
     rng = np.random.default_rng(a.seed + 11)
@@ -222,7 +223,7 @@ def primed_replay(a, train_seqs: list, work: str, until: float, bar: Bar) -> lis
         except SystemExit as e:         # the replay file alone, then: adapt still runs
             bar.show(f"the start model's continuations of the player's playing: none ({e})", final=True)
             break
-        out.append(ids[max(len(primer) - 64, 0):].astype(np.uint16))
+        out.append(ids[max(len(primer) - PRIMER_KEPT, 0):].astype(np.uint16))
         if (k + 1) % 8 == 0 or k + 1 == a.primed or bar.tty:
             bar.show(f"the start model continues the player's playing: {k + 1} of {a.primed}")
     for f in os.listdir(work):
