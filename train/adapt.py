@@ -31,7 +31,10 @@ The drift guards (docs/TRAINING.md, "Adapting to a player"):
     time shifts scaled by up to 1 + TIME_JITTER, so that what is learnt of
     a piece is its notes more than one take's loudness and tempo;
   * early stopping: HELD is scored every few steps and the best weights
-    are the result; PATIENCE scorings without a better one end the run;
+    are the result; in the second half of the learning rate's decay
+    (PATIENCE_FROM), PATIENCE scorings without a better one end the run
+    (earlier, at a high rate, the held-back NLL may rise for minutes
+    before it falls for good);
   * a learning rate of 3e-4 with a short warmup and a cosine decay
     over the steps the budget allows, Adam without weight decay (decay
     toward zero would be a drift of its own);
@@ -73,8 +76,10 @@ REPLAY_WEIGHT = 3.0
 BATCH = 8
 CROP = 256            # events per crop (the player's phrases; shorter than the context: more crops a step)
 PATIENCE = 4
+PATIENCE_FROM = 0.5   # ... counted from this share of the training time on (Schubert: worse than the start at 130 s, best at 590 s)
 BLEND = 0.005         # the reference's NLL may rise this share at most (the check allows 0.01)
-BLENDS = (0.75, 0.6, 0.5, 0.42, 0.35, 0.3, 0.25)     # shares of the step tried, the largest first
+BLENDS = (0.8, 0.75, 0.7, 0.65, 0.6, 0.55, 0.5, 0.45, 0.4, 0.35, 0.3, 0.25)   # shares of the step, the largest first
+BLEND_MARGIN = 1.2    # the first share tried: this times the one the drift's square law predicts
 VEL_JITTER = 2        # a crop's velocities moved by up to this many bins (of 32)
 TIME_JITTER = 0.15    # a crop's time shifts scaled by up to 1.15 (or down to 1/1.15)
 PRIMED = 64           # continuations of the player's own crops in the replay ...
@@ -110,6 +115,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="the share the reference's NLL may rise; the fine-tune's step is scaled back until "
                     "it is within it (0: no step back)")
     ap.add_argument("--max-steps", type=int, default=100000)
+    ap.add_argument("--patience", type=int, default=PATIENCE,
+                    help="scorings of HELD without a better one that end the run")
     ap.add_argument("--batch", type=int, default=BATCH)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--vel-jitter", type=int, default=VEL_JITTER,
@@ -249,7 +256,7 @@ class Adapter:
             if replay and a.replay_weight > 0 else None
         self.opt = torch.optim.Adam(model.parameters(), lr=a.lr, betas=(0.9, 0.98))
         self.amp = train_mod.cpu_has_bf16()
-        self.best_state, self.best, self.best_step = None, None, 0
+        self.best_state, self.best, self.best_step, self.last = None, None, 0, None
 
     def jitter(self, rows: np.ndarray) -> np.ndarray:
         """Each crop's velocities moved by up to --vel-jitter bins and its time
@@ -281,7 +288,7 @@ class Adapter:
 
     def judge(self, step: int) -> bool:
         """Scores HELD; keeps the weights when they are the best yet. True when they are."""
-        nll = score(self.model, self.held, self.mc.context, self.dtype)
+        nll = self.last = score(self.model, self.held, self.mc.context, self.dtype)
         if self.best is None or nll < self.best:
             self.best, self.best_step = nll, step
             self.best_state = copy.deepcopy(self.model.state_dict())
@@ -289,9 +296,9 @@ class Adapter:
         return False
 
     def run(self, held_start: float, until: float, eval_s: float, bar: Bar) -> int:
-        """Trains until the monotonic time UNTIL, max_steps or PATIENCE scorings
-        without a better one; HELD is scored so that scoring takes at most
-        EVAL_SHARE of the time. The best weights are the model's at the end.
+        """Trains until the monotonic time UNTIL, max_steps or, past
+        PATIENCE_FROM of the time, --patience scorings without a better one;
+        HELD is scored so that scoring takes at most EVAL_SHARE of the time. The best weights are the model's at the end.
         Returns the steps taken."""
         self.best, self.best_state = held_start, copy.deepcopy(self.model.state_dict())
         t_start = last = time.monotonic()
@@ -302,11 +309,12 @@ class Adapter:
             steps += 1
             judged = False
             if time.monotonic() - last >= eval_s / EVAL_SHARE:
-                misses = 0 if self.judge(steps) else misses + 1
+                better = self.judge(steps)
+                misses = 0 if better or (time.monotonic() - t_start) / span < PATIENCE_FROM else misses + 1
                 last, judged = time.monotonic(), True
-                bar.show(f"step {steps}  held-back NLL {self.best:.4f} (start {held_start:.4f})")
-                if misses >= PATIENCE:
-                    bar.show(f"held-back NLL not lower for {PATIENCE} scorings: stopping at step {steps}")
+                bar.show(f"step {steps}  held-back NLL {self.last:.4f} (best {self.best:.4f}, start {held_start:.4f})")
+                if misses >= self.a.patience:
+                    bar.show(f"held-back NLL not lower for {self.a.patience} scorings: stopping at step {steps}")
                     break
         if not judged:
             self.judge(steps)
@@ -322,9 +330,13 @@ def blend_back(model, start_state: dict, held: list, ref: list, context: int, dt
     the start model's and whose held-back NLL is lower than the start's;
     stops trying at the monotonic time UNTIL.  Returns (alpha, held, ref):
     the model's weights are that blend, or the whole step's (HELD_AFTER,
-    REF_AFTER) when none is."""
+    REF_AFTER) when none is.  The drift grows about as ALPHA squared, so the
+    shares above BLEND_MARGIN times sqrt(LIMIT / the whole step's drift) are
+    not scored: that keeps the search to a few scorings of the reference."""
     tuned = copy.deepcopy(model.state_dict())
-    for alpha in BLENDS:
+    drift = ref_after / ref_before - 1
+    first = BLEND_MARGIN * math.sqrt(limit / drift) if drift > limit else 1.0
+    for alpha in (b for b in BLENDS if b <= first):
         if time.monotonic() >= until:
             break
         model.load_state_dict({k: start_state[k] + alpha * (v - start_state[k]) if v.is_floating_point() else v
