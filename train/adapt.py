@@ -52,6 +52,7 @@ import copy
 import json
 import math
 import os
+import shutil
 import sys
 import time
 
@@ -206,9 +207,10 @@ def replay_loss(model, start, x: torch.Tensor, pad_id, amp) -> torch.Tensor:
     return kl_to_start(logits, ref, mask) / max(int(mask.sum()), 1)
 
 
-def primed_replay(a, train_seqs: list, work: str, until: float, bar: Bar) -> list:
+def primed_replay(a, train_seqs: list, vocab: str, work: str, until: float, bar: Bar) -> list:
     """--primed continuations by the start model of PRIMER-event crops of the
-    player's playing (the part learnt from, never HELD), each kept from
+    player's playing (the part learnt from, never HELD; ids in the layout
+    VOCAB, the model's), each kept from
     PRIMER_KEPT events before its primer's end: music in the player's key, pace and
     style that is not the player's pieces, where the replay KL keeps the
     start model's odds. Fewer when the monotonic time UNTIL comes."""
@@ -226,16 +228,14 @@ def primed_replay(a, train_seqs: list, work: str, until: float, bar: Bar) -> lis
         primer = s[max(end - PRIMER, 0):end]
         try:
             ids = adapt_replay.continue_ids(a.continuo, a.model, primer, a.primed_seconds, 300 + k, work,
-                                            threads=a.threads, candidates=1)
+                                            threads=a.threads, candidates=1, vocab=vocab)
         except SystemExit as e:         # the replay file alone, then: adapt still runs
             bar.show(f"the start model's continuations of the player's playing: none ({e})", final=True)
             break
         out.append(ids[max(len(primer) - PRIMER_KEPT, 0):].astype(np.uint16))
         if (k + 1) % 8 == 0 or k + 1 == a.primed or bar.tty:
             bar.show(f"the start model continues the player's playing: {k + 1} of {a.primed}")
-    for f in os.listdir(work):
-        os.unlink(os.path.join(work, f))
-    os.rmdir(work)
+    shutil.rmtree(work, ignore_errors=True)     # a failed `continue` leaves its files
     return out
 
 
@@ -298,8 +298,8 @@ class Adapter:
     def run(self, held_start: float, until: float, eval_s: float, bar: Bar) -> int:
         """Trains until the monotonic time UNTIL, max_steps or, past
         PATIENCE_FROM of the time, --patience scorings without a better one;
-        HELD is scored so that scoring takes at most EVAL_SHARE of the time. The best weights are the model's at the end.
-        Returns the steps taken."""
+        HELD is scored so that scoring takes at most EVAL_SHARE of the time.
+        The best weights are the model's at the end. Returns the steps taken."""
         self.best, self.best_state = held_start, copy.deepcopy(self.model.state_dict())
         t_start = last = time.monotonic()
         span = max(until - t_start, 1e-3)
@@ -377,8 +377,8 @@ def main(argv=None) -> int:
     bar.show(f"start model: held-back NLL {held_before:.4f}, reference {ref_before:.4f}")
     reserve = 1.3 * eval_s + 3.0                  # the final scoring and the export
     replay = load(a.replay, mc.vocab_name) if a.replay else []
-    replay += primed_replay(a, train_seqs, os.path.join(os.path.dirname(os.path.abspath(a.out)), "primed"),
-                            t0 + 0.1 * (deadline - t0), bar)
+    work = os.path.join(os.path.dirname(os.path.abspath(a.out)), "primed")
+    replay += primed_replay(a, train_seqs, mc.vocab_name, work, t0 + 0.1 * (deadline - t0), bar)
     ad = Adapter(a, model, mc, train_seqs, held, dtype, replay)
     steps, alpha = 0, 1.0
     if a.max_steps > 0:

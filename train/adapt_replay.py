@@ -50,18 +50,19 @@ def run(cmd: list) -> None:
 
 
 def continue_ids(continuo: str, model: str, ids: np.ndarray, seconds: float, seed: int, tmp: str,
-                 threads: int = 1, candidates: int = 8) -> np.ndarray:
-    """The events of IDS (a primer) and the model's continuation of them for
-    SECONDS (`continuo continue` with SEED, serve's sampling settings but
-    CANDIDATES), encoded as `continuo encode` encodes; TMP holds the files."""
+                 threads: int = 1, candidates: int = 8, vocab: str = "mt310") -> np.ndarray:
+    """The events of IDS (a primer, in the layout VOCAB: the model's) and the
+    model's continuation of them for SECONDS (`continuo continue` with SEED,
+    serve's sampling settings but CANDIDATES), encoded as `continuo encode`
+    encodes in VOCAB; TMP holds the files."""
     txt, mid, out, tok = (os.path.join(tmp, f"c{seed}.{e}") for e in ("txt", "mid", "out.mid", "tok"))
     with open(txt, "w") as fh:
         fh.write(" ".join(map(str, ids.tolist())) + "\n")
-    run([continuo, "decode", txt, "-o", mid])
+    run([continuo, "decode", txt, "--vocab", vocab, "-o", mid])
     run([continuo, "continue", mid, "--model", model, "--seconds", str(seconds), "--seed", str(seed),
          "--threads", str(threads), "--candidates", str(candidates), "-o", out])
-    run([continuo, "encode", out, "-o", tok])
-    seqs, _ = data_mod.load_seqs([tok], "mt310")
+    run([continuo, "encode", out, "--vocab", vocab, "-o", tok])
+    seqs, _ = data_mod.load_seqs([tok], vocab)
     for f in (txt, mid, out, tok):
         os.unlink(f)
     return np.asarray(seqs[0], dtype=np.int64)
@@ -84,7 +85,8 @@ def main(argv=None) -> int:
         motif, lay = np.asarray(tf.seqs[0], dtype=np.int64), data_mod.layout(tf.vocab_name)
         outs = []
         for k in range(a.count):
-            outs.append(continue_ids(a.continuo, a.model, primer_ids(motif, lay, rng), a.seconds, 200 + k, tmp))
+            outs.append(continue_ids(a.continuo, a.model, primer_ids(motif, lay, rng), a.seconds, 200 + k, tmp,
+                                     vocab=tf.vocab_name))
             sys.stderr.write(f"\radapt_replay: {k + 1} of {a.count} continuations")
             sys.stderr.flush()
         sys.stderr.write("\n")

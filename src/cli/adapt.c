@@ -421,13 +421,12 @@ static int fine_tune(const adapt_args *a, const adapt_paths *p, double t0, adapt
     snprintf(rw, sizeof rw, "%g", a->replay_weight);
     snprintf(blend, sizeof blend, "%g", a->blend);
     /* this binary continues crops of the player's playing for the replay (adapt.py --continuo) */
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    self[n > 0 ? n : 0] = '\0';
+    int have_self = datafile_self(self) == 0;
     char *argv[] = { (char *)python(), script, "--model", (char *)p->start, "--train", (char *)p->train,
                      "--held", (char *)p->held, "--reference", (char *)p->reference, "--out", (char *)p->out,
                      "--result", (char *)p->result, "--seconds", seconds, "--until", until, "--threads", threads,
                      "--lr", lr, "--kl-weight", kl, "--replay", replay, "--replay-weight", rw, "--max-steps", steps,
-                     "--blend", blend, n > 0 ? "--continuo" : NULL, self, NULL };
+                     "--blend", blend, have_self ? "--continuo" : NULL, self, NULL };
     if (access(argv[0], X_OK) != 0) {
         say_install(argv[0]);
         return -1;

@@ -8,15 +8,20 @@
 
 #include "config.h"
 
+int datafile_self(char out[DATAFILE_PATH_MAX])
+{
+    ssize_t n = readlink("/proc/self/exe", out, DATAFILE_PATH_MAX - 1);
+    out[n > 0 ? n : 0] = '\0';
+    return n > 0 ? 0 : -1;
+}
+
 /* The folder above the running binary's (a build folder in the source
  * tree: <src>/<build>/continuo gives <src>'s path as <src>/<build>/..)
  * into DIR; 0, or -1 when /proc/self/exe cannot be read. */
 static int binary_parent(char dir[DATAFILE_PATH_MAX])
 {
-    ssize_t n = readlink("/proc/self/exe", dir, DATAFILE_PATH_MAX - 16);
-    if (n <= 0)
+    if (datafile_self(dir) != 0 || strlen(dir) > DATAFILE_PATH_MAX - 16)
         return -1;
-    dir[n] = '\0';
     char *slash = strrchr(dir, '/');
     if (!slash)
         return -1;

@@ -40,4 +40,8 @@ int datafile_places(const datafile *f, char places[][DATAFILE_PATH_MAX]);
  * (quietly: the caller says what it looked for, datafile_places says where). */
 int datafile_find(const datafile *f, char *out, size_t len);
 
+/* The running binary's path (/proc/self/exe) into OUT; 0, or -1 (OUT "")
+ * when it cannot be read. */
+int datafile_self(char out[DATAFILE_PATH_MAX]);
+
 #endif

@@ -53,15 +53,19 @@ def fake_score(drift: float, fit: float):
     return score
 
 
-def run(drift: float, fit: float, limit: float):
+def run(drift: float, fit: float, limit: float, scored: list = None):
+    """blend_back on a one-weight model; SCORED, when given, gets the set of each scoring ('ref', 'held')."""
     model = torch.nn.Linear(1, 1, bias=False)
     with torch.no_grad():
         model.weight.fill_(0.0)
     start = {k: v.clone() for k, v in model.state_dict().items()}
     with torch.no_grad():
         model.weight.fill_(1.0)                 # the whole step
-    adapt.score = fake_score(drift, fit)
+    fake = fake_score(drift, fit)
+    adapt.score = fake
     held1, ref1 = adapt.score(model, "held", 0, ""), adapt.score(model, "ref", 0, "")
+    if scored is not None:
+        adapt.score = lambda m, seqs, c, d: scored.append(seqs) or fake(m, seqs, c, d)
     alpha, held, ref = adapt.blend_back(model, start, "held", "ref", 0, "", HELD0, REF0, held1, ref1, limit,
                                         float("inf"), Quiet())
     return alpha, held, ref, float(model.weight.detach().reshape(-1)[0])
@@ -79,16 +83,7 @@ check(alpha == 0.55 and abs(w - 0.55) < 1e-6, f"1.5 % of drift: the step scaled 
 
 # the search starts near the share the square law predicts: a few scorings, not the whole grid
 scored = []
-real_score = fake_score(0.015, 0.05)
-adapt.score = lambda m, seqs, c, d: scored.append(seqs) or real_score(m, seqs, c, d)
-model = torch.nn.Linear(1, 1, bias=False)
-with torch.no_grad():
-    model.weight.fill_(0.0)
-start = {k: v.clone() for k, v in model.state_dict().items()}
-with torch.no_grad():
-    model.weight.fill_(1.0)
-adapt.blend_back(model, start, "held", "ref", 0, "", HELD0, REF0, HELD0 * 0.95, REF0 * 1.015, 0.005,
-                 float("inf"), Quiet())
+run(0.015, 0.05, 0.005, scored)
 check(scored.count("ref") <= 3 and scored.count("held") == 1,
       f"1.5 % of drift: {scored.count('ref')} scorings of the reference, {scored.count('held')} of the held-back tenth")
 
@@ -148,7 +143,7 @@ if CONTINUO:
         pitches = set((motif[(motif >= lay.note_on_base) & (motif < lay.note_off_base)] - lay.note_on_base).tolist())
         a = argparse.Namespace(seed=1, primed=3, continuo=CONTINUO, primed_seconds=5, threads=1,
                                model=os.path.join(SRC, "models", "continuo-default.gguf"))
-        out = adapt.primed_replay(a, [motif], f"{tmp}/primed", time.monotonic() + 120, Quiet())
+        out = adapt.primed_replay(a, [motif], "mt310", f"{tmp}/primed", time.monotonic() + 120, Quiet())
         check(len(out) == 3, f"3 continuations of the player's crops asked, {len(out)} made")
         for k, o in enumerate(out):
             head = o[:64]
@@ -157,7 +152,7 @@ if CONTINUO:
                   f"continuation {k} starts in the player's playing (notes {sorted(on)}) and goes on ({len(o)} events)")
         check(not os.path.exists(f"{tmp}/primed"), "its work folder is removed")
         a.continuo = "/bin/false"
-        out = adapt.primed_replay(a, [motif], f"{tmp}/primed", time.monotonic() + 120, Quiet())
+        out = adapt.primed_replay(a, [motif], "mt310", f"{tmp}/primed", time.monotonic() + 120, Quiet())
         check(out == [] and not os.path.exists(f"{tmp}/primed"),
               "a continuo that cannot continue: no continuations, the replay file alone, no work folder left")
 
