@@ -44,17 +44,6 @@ const float *model_batch_scores(const model_batch *b, int i, int *n_keys, int *n
 
 /* ------------------------------------------------------------------ life */
 
-static float *alloc_floats(size_t n, int *fail)
-{
-    float *p = NULL;
-    if (posix_memalign((void **)&p, 64, (n ? n : 1) * sizeof(float)) != 0) {
-        *fail = 1;
-        return NULL;
-    }
-    memset(p, 0, (n ? n : 1) * sizeof(float));
-    return p;
-}
-
 static int *alloc_ints(size_t n, int *fail)
 {
     int *p = calloc(n ? n : 1, sizeof *p);
@@ -84,10 +73,10 @@ int model_batch_init(model_batch *b, model_state *home, int cap)
     b->origin = calloc(B, sizeof *b->origin);
     b->origin_pos = calloc(B, sizeof *b->origin_pos);
     fail |= !b->origin || !b->origin_pos;
-    b->k_cache = alloc_floats(B * seq_cache_floats(c), &fail);
-    b->v_cache = alloc_floats(B * seq_cache_floats(c), &fail);
-    b->logits = alloc_floats(B * V, &fail);
-    b->item_logits = alloc_floats(B * V, &fail);
+    b->k_cache = model_alloc_floats(B * seq_cache_floats(c), &fail);
+    b->v_cache = model_alloc_floats(B * seq_cache_floats(c), &fail);
+    b->logits = model_alloc_floats(B * V, &fail);
+    b->item_logits = model_alloc_floats(B * V, &fail);
     if (!fail && model_step_init(&b->step, c, cap, home->step.threads, b->item_logits) != 0)
         fail = 1;
     if (fail) {

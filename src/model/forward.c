@@ -280,103 +280,119 @@ typedef struct step_job {
     int l;
 } step_job;
 
-/* q = Wq xb for every item, rows LO..HI-1; k and v into each item's cache
+/* q = Wq xb for items A..B-1, rows LO..HI-1; k and v into each one's cache
  * at its slot. */
-static void qkv_rows(const step_job *j, const float *xb, int lo, int hi)
+static void qkv_rows(const step_job *j, const float *xb, int a, int b, int lo, int hi)
 {
     const model_config *c = &j->m->cfg;
     model_step *st = j->st;
     const layer_weights *L = j->L;
-    size_t d = (size_t)c->d_model, dh = (size_t)c->d_head;
-    int n = st->n;
-    matmat(st->q + lo, d, &L->wq, xb, d, n, lo, hi);
-    matmat(st->kn + lo, d, &L->wk, xb, d, n, lo, hi);
-    matmat(st->vn + lo, d, &L->wv, xb, d, n, lo, hi);
-    for (int k = 0; k < n; k++) {
+    size_t d = (size_t)c->d_model, dh = (size_t)c->d_head, at = (size_t)a * d;
+    matmat(st->q + at + lo, d, &L->wq, xb + at, d, b - a, lo, hi);
+    matmat(st->kn + at + lo, d, &L->wk, xb + at, d, b - a, lo, hi);
+    matmat(st->vn + at + lo, d, &L->wv, xb + at, d, b - a, lo, hi);
+    for (int k = a; k < b; k++) {
         float *kc = layer_cache(st->k[k], c, j->l), *vc = layer_cache(st->v[k], c, j->l);
-        for (int a = lo; a < hi;) {     /* rows of one head at a time: head-major cache */
-            int h = a / (int)dh, e = (h + 1) * (int)dh < hi ? (h + 1) * (int)dh : hi;
-            size_t at = ((size_t)h * c->context + (size_t)st->slot[k]) * dh + (size_t)(a - h * (int)dh);
-            memcpy(kc + at, st->kn + k * d + (size_t)a, sizeof(float) * (size_t)(e - a));
-            memcpy(vc + at, st->vn + k * d + (size_t)a, sizeof(float) * (size_t)(e - a));
-            a = e;
+        for (int r = lo; r < hi;) {     /* rows of one head at a time: head-major cache */
+            int h = r / (int)dh, e = (h + 1) * (int)dh < hi ? (h + 1) * (int)dh : hi;
+            size_t slot = ((size_t)h * c->context + (size_t)st->slot[k]) * dh + (size_t)(r - h * (int)dh);
+            memcpy(kc + slot, st->kn + k * d + (size_t)r, sizeof(float) * (size_t)(e - r));
+            memcpy(vc + slot, st->vn + k * d + (size_t)r, sizeof(float) * (size_t)(e - r));
+            r = e;
         }
     }
 }
 
-/* Head H of a step whose items share st->runs: each shared row of keys and
- * values is read from memory once for all the items (item 0's copy; every
- * fork's is the same: the kernels take a block of rows for every query
- * before the next block), each item's own rows from its own cache; the
- * sums run over the slots in order, so each item gets attend_rel's bits. */
-static void attend_shared(const step_job *j, int h, float scale)
+/* Head H of items A..B-1 of a step whose items share st->runs: each shared
+ * row of keys and values is read from memory once for all of them (item
+ * A's copy; every fork's is the same: the kernels take a block of rows for
+ * every query before the next block), each item's own rows from its own
+ * cache; the sums run over the slots in order, so each item gets
+ * attend_rel's bits. */
+static void attend_shared(const step_job *j, int h, int a, int b, float scale)
 {
     const model_config *c = &j->m->cfg;
     model_step *st = j->st;
-    int dh = c->d_head, H = c->n_heads, d = c->d_model, M = c->max_rel, C = c->context, n = st->n;
-    int n_keys = st->n_keys[0], newest = st->slot[0];
+    int dh = c->d_head, H = c->n_heads, d = c->d_model, M = c->max_rel, C = c->context, n = b - a;
+    int n_keys = st->n_keys[a], newest = st->slot[a];
     size_t at = (size_t)h * C * dh, lds = (size_t)H * C;
-    const float *k0 = layer_cache(st->k[0], c, j->l) + at, *v0 = layer_cache(st->v[0], c, j->l) + at;
-    float *q = st->q + h * dh, *att = st->att + h * dh, *scores = st->scores + (size_t)h * C;
+    const float *ka = layer_cache(st->k[a], c, j->l) + at, *va = layer_cache(st->v[a], c, j->l) + at;
+    float *q = st->q + (size_t)a * d + h * dh, *att = st->att + (size_t)a * d + h * dh;
+    float *scores = st->scores + (size_t)a * lds + (size_t)h * C;
     for (int r = 0; r < st->n_runs; r++) {
         int j0 = st->runs[r].j0, j1 = st->runs[r].j1;
         if (st->runs[r].shared)
-            attend_scores(scores, q, (size_t)d, lds, n, k0, dh, dh, j0, j1);
+            attend_scores(scores, q, (size_t)d, lds, n, ka, dh, dh, j0, j1);
         else
             for (int k = 0; k < n; k++)
-                attend_scores(scores + k * lds, q + (size_t)k * d, 0, 0, 1, layer_cache(st->k[k], c, j->l) + at, dh,
-                              dh, j0, j1);
+                attend_scores(scores + k * lds, q + (size_t)k * d, 0, 0, 1,
+                              layer_cache(st->k[a + k], c, j->l) + at, dh, dh, j0, j1);
     }
     for (int k = 0; k < n; k++) {
-        attend_softmax(scores + k * lds, n_keys, newest, st->rel + ((size_t)k * H + (size_t)h) * M, M, scale);
+        attend_softmax(scores + k * lds, n_keys, newest, st->rel + ((size_t)(a + k) * H + (size_t)h) * M, M, scale);
         memset(att + (size_t)k * d, 0, sizeof(float) * (size_t)dh);
     }
     for (int r = 0; r < st->n_runs; r++) {
         int j0 = st->runs[r].j0, j1 = st->runs[r].j1;
         if (st->runs[r].shared)
-            attend_values_n(att, (size_t)d, v0, dh, scores, lds, n, j0, j1, dh);
+            attend_values_n(att, (size_t)d, va, dh, scores, lds, n, j0, j1, dh);
         else
             for (int k = 0; k < n; k++)
-                attend_values(att + (size_t)k * d, layer_cache(st->v[k], c, j->l) + at, dh, scores + k * lds, j0, j1,
-                              dh);
+                attend_values(att + (size_t)k * d, layer_cache(st->v[a + k], c, j->l) + at, dh, scores + k * lds,
+                              j0, j1, dh);
     }
 }
 
-/* Thread I's heads of a layer (a head's projections and its attention
- * need no other head's, so no thread waits between them): q, k and v of
- * the heads' rows, q . E for every item's query in one matmat over each
- * head's table, then the items' attention: over the rows they share read
- * once for all (attend_shared), else each over its own cache:
+/* Head H of items A..B-1 (a head's projections and its attention need no
+ * other head's): q, k and v of the head's rows, q . E for the items'
+ * queries in one matmat over the head's table, then the items' attention:
+ * over the rows they share read once for all (attend_shared), else each
+ * over its own cache:
  * att_h = softmax((q_h K_h^T + q_h E_h^T skewed to the ring) / sqrt(d_head)) V_h. */
-static void step_heads(const step_job *j, const float *xb, int i, int nt)
+static void head_items(const step_job *j, const float *xb, int h, int a, int b, int m)
 {
     model_step *st = j->st;
     const model_config *c = &j->m->cfg;
     const layer_weights *L = j->L;
-    int dh = c->d_head, M = c->max_rel, H = c->n_heads, d = c->d_model, lo, hi, m = 0;
+    int dh = c->d_head, M = c->max_rel, H = c->n_heads, d = c->d_model;
     size_t esize = L->er.type == GGML_TYPE_F16 ? 2 : 4;
     float scale = 1.0f / sqrtf((float)dh);
-    for (int k = 0; k < st->n; k++) {       /* the rows of E any item reads */
+    qkv_rows(j, xb, a, b, h * dh, (h + 1) * dh);
+    matrix er = { (const char *)L->er.data + (size_t)h * M * dh * esize, L->er.type, M, dh };
+    matmat(st->rel + ((size_t)a * H + (size_t)h) * M, (size_t)H * M, &er, st->q + (size_t)a * d + h * dh, (size_t)d,
+           b - a, 0, m);
+    if (st->n_runs > 0) {
+        attend_shared(j, h, a, b, scale);
+        return;
+    }
+    size_t at = (size_t)h * c->context * dh;
+    for (int k = a; k < b; k++) {
+        const float *kc = layer_cache(st->k[k], c, j->l), *vc = layer_cache(st->v[k], c, j->l);
+        size_t row = (size_t)k * H + (size_t)h;
+        attend_rel(st->att + (size_t)k * d + h * dh, st->q + (size_t)k * d + h * dh, kc + at, vc + at, dh,
+                   st->n_keys[k], st->slot[k], st->rel + row * M, M, dh, scale, st->scores + row * c->context);
+    }
+}
+
+/* Thread I's share of the heads stage: the (head, item) pairs, head by
+ * head, split evenly among the threads, so that 5 heads of 8 candidates
+ * are 20 pairs a thread, not 3 heads against 2 (one sequence still splits
+ * its 5 heads 3 and 2).  Every pair's arithmetic is the same whichever
+ * thread and whichever neighbours it has, so the bits are one thread's. */
+static void step_heads(const step_job *j, const float *xb, int i, int nt)
+{
+    model_step *st = j->st;
+    const model_config *c = &j->m->cfg;
+    int M = c->max_rel, n = st->n, m = 0, u0, u1;
+    for (int k = 0; k < n; k++) {           /* the rows of E any item reads */
         int mk = st->n_keys[k] < M ? st->n_keys[k] : M;
         m = mk > m ? mk : m;
     }
-    pool_split(H, i, nt, 1, &lo, &hi);
-    if (lo < hi)
-        qkv_rows(j, xb, lo * dh, hi * dh);
-    for (int h = lo; h < hi; h++) {
-        matrix er = { (const char *)L->er.data + (size_t)h * M * dh * esize, L->er.type, M, dh };
-        matmat(st->rel + (size_t)h * M, (size_t)H * M, &er, st->q + h * dh, (size_t)d, st->n, 0, m);
-        if (st->n_runs > 0) {
-            attend_shared(j, h, scale);
-            continue;
-        }
-        size_t at = (size_t)h * c->context * dh;
-        for (int k = 0; k < st->n; k++) {
-            const float *kc = layer_cache(st->k[k], c, j->l), *vc = layer_cache(st->v[k], c, j->l);
-            size_t row = (size_t)k * H + (size_t)h;
-            attend_rel(st->att + (size_t)k * d + h * dh, st->q + (size_t)k * d + h * dh, kc + at, vc + at, dh,
-                       st->n_keys[k], st->slot[k], st->rel + row * M, M, dh, scale, st->scores + row * c->context);
-        }
+    pool_split(c->n_heads * n, i, nt, 1, &u0, &u1);
+    for (int u = u0; u < u1;) {
+        int h = u / n, a = u % n, b = (h + 1) * n <= u1 ? n : u1 - h * n;
+        head_items(j, xb, h, a, b, m);
+        u = h * n + b;
     }
 }
 

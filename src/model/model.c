@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "codec/vocab.h"
 #include "util/datafile.h"
@@ -328,16 +329,20 @@ int model_open(model *m, const char *explicit_path, const vocab **v)
 
 /* ------------------------------------------------------------------ run state */
 
-static float *alloc_floats(size_t n, int *fail)
+float *model_alloc_floats(size_t n, int *fail)
 {
     if (n == 0)
         n = 1;
+    size_t bytes = n * sizeof(float);
+    int huge = bytes >= MODEL_HUGE_BYTES;
     float *p = NULL;
-    if (posix_memalign((void **)&p, 64, n * sizeof(float)) != 0) {
+    if (posix_memalign((void **)&p, huge ? MODEL_HUGE_BYTES : 64, bytes) != 0) {
         *fail = 1;
         return NULL;
     }
-    memset(p, 0, n * sizeof(float));
+    if (huge)       /* a hint: where transparent huge pages are off, 4 KiB pages as before */
+        madvise(p, (bytes + 4095) & ~(size_t)4095, MADV_HUGEPAGE);
+    memset(p, 0, bytes);    /* resident from the start: no page faults in the first steps */
     return p;
 }
 
@@ -357,11 +362,11 @@ int model_step_init(model_step *st, const model_config *c, int cap, int threads,
     fail |= !st->k || !st->v || !st->slot || !st->n_keys;
     float **rows[] = { &st->x, &st->q, &st->kn, &st->vn, &st->att };
     for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
-        *rows[k] = alloc_floats(B * d, &fail);
-    st->xb = alloc_floats((size_t)threads * B * d, &fail);
-    st->hb = alloc_floats(B * (size_t)c->d_ff, &fail);
-    st->scores = alloc_floats(B * H * (size_t)c->context, &fail);
-    st->rel = alloc_floats(B * H * (size_t)c->max_rel, &fail);
+        *rows[k] = model_alloc_floats(B * d, &fail);
+    st->xb = model_alloc_floats((size_t)threads * B * d, &fail);
+    st->hb = model_alloc_floats(B * (size_t)c->d_ff, &fail);
+    st->scores = model_alloc_floats(B * H * (size_t)c->context, &fail);
+    st->rel = model_alloc_floats(B * H * (size_t)c->max_rel, &fail);
     return fail ? -1 : 0;
 }
 
@@ -415,7 +420,7 @@ static int prefill_weights_init(model_state *s, int *fail)
              + f16_floats(&L->er) + f16_floats(&L->w_up) + f16_floats(&L->w_down);
     }
     if (n > 0) {
-        s->w32 = alloc_floats(n, fail);
+        s->w32 = model_alloc_floats(n, fail);
         if (!s->w32)
             return -1;
     }
@@ -448,19 +453,19 @@ int model_state_init(model_state *s, const model *m, int n_threads)
     int fail = 0;
     s->tokens = calloc(C, sizeof *s->tokens);
     fail |= !s->tokens;
-    s->k_cache = alloc_floats(L * C * d, &fail);
-    s->v_cache = alloc_floats(L * C * d, &fail);
-    s->logits = alloc_floats((size_t)c->vocab_size, &fail);
+    s->k_cache = model_alloc_floats(L * C * d, &fail);
+    s->v_cache = model_alloc_floats(L * C * d, &fail);
+    s->logits = model_alloc_floats((size_t)c->vocab_size, &fail);
     if (!fail && model_step_init(&s->step, c, 1, n_threads, s->logits) != 0)
         fail = 1;
     s->scores = s->step.scores;
-    s->X = alloc_floats(C * d, &fail);
-    s->XB = alloc_floats(C * d, &fail);
-    s->Q = alloc_floats(C * d, &fail);
-    s->ATT = alloc_floats(C * d, &fail);
-    s->H = alloc_floats(C * (size_t)c->d_ff, &fail);
-    s->S = alloc_floats(C * C, &fail);
-    s->R = alloc_floats(C * mr, &fail);
+    s->X = model_alloc_floats(C * d, &fail);
+    s->XB = model_alloc_floats(C * d, &fail);
+    s->Q = model_alloc_floats(C * d, &fail);
+    s->ATT = model_alloc_floats(C * d, &fail);
+    s->H = model_alloc_floats(C * (size_t)c->d_ff, &fail);
+    s->S = model_alloc_floats(C * C, &fail);
+    s->R = model_alloc_floats(C * mr, &fail);
     if (!fail)
         prefill_weights_init(s, &fail);
     if (fail) {

@@ -114,6 +114,15 @@ typedef enum model_memory {
 /* "window" / "stream". */
 const char *model_memory_name(model_memory mem);
 
+/* N floats, zeroed and 64-byte aligned; *FAIL set (and NULL) if out of
+ * memory; free() frees them.  One of MODEL_HUGE_BYTES or more (a KV cache,
+ * a batch's caches, the prefill's F32 weights) starts on a 2 MiB boundary
+ * and is offered transparent huge pages (madvise): a step reads 5 MiB of
+ * keys and values per sequence, 1,300 pages of 4 KiB against 3 of 2 MiB,
+ * beside the weights' 2,800 (the times: docs/INTERNALS.md, "Huge pages"). */
+#define MODEL_HUGE_BYTES ((size_t)2 << 20)
+float *model_alloc_floats(size_t n, int *fail);
+
 /* One decode step of up to `cap` sequences over one pass of the weights:
  * the layer recipe of forward.c (model_step_run), for model_decode a step
  * of one (the live path), for a batch a step of its candidates.  Item k's
