@@ -336,7 +336,7 @@ float *model_alloc_floats(size_t n, int *fail)
     size_t bytes = n * sizeof(float);
     int huge = bytes >= MODEL_HUGE_BYTES;
     float *p = NULL;
-    if (posix_memalign((void **)&p, huge ? MODEL_HUGE_BYTES : 64, bytes) != 0) {
+    if (posix_memalign((void **)&p, huge ? (size_t)2 << 20 : 64, bytes) != 0) {
         *fail = 1;
         return NULL;
     }

@@ -115,12 +115,15 @@ typedef enum model_memory {
 const char *model_memory_name(model_memory mem);
 
 /* N floats, zeroed and 64-byte aligned; *FAIL set (and NULL) if out of
- * memory; free() frees them.  One of MODEL_HUGE_BYTES or more (a KV cache,
- * a batch's caches, the prefill's F32 weights) starts on a 2 MiB boundary
- * and is offered transparent huge pages (madvise): a step reads 5 MiB of
- * keys and values per sequence, 1,300 pages of 4 KiB against 3 of 2 MiB,
- * beside the weights' 2,800 (the times: docs/INTERNALS.md, "Huge pages"). */
-#define MODEL_HUGE_BYTES ((size_t)2 << 20)
+ * memory; free() frees them.  One of MODEL_HUGE_BYTES or more (a batch's
+ * caches: 42 MB for 8 candidates; the prefill's F32 weights) starts on a
+ * 2 MiB boundary and is offered transparent huge pages (madvise): it is
+ * written whole at once, and 512 times fewer page faults made `continue`
+ * with 8 candidates 10-20 % faster here.  A state's own keys and values
+ * (5.2 MB) stay on 4 KiB pages: on 2 MiB ones the one-sequence step was
+ * no faster at 2 threads and 7 % slower at 1 (docs/INTERNALS.md, "Huge
+ * pages"). */
+#define MODEL_HUGE_BYTES ((size_t)8 << 20)
 float *model_alloc_floats(size_t n, int *fail);
 
 /* One decode step of up to `cap` sequences over one pass of the weights:
