@@ -157,7 +157,7 @@ static int me_think(void *state)
     model_engine *e = state;
     if (!e->prepared || candidates_judged(&e->cands))
         return 0;
-    int rc = candidates_step(&e->cands, CANDIDATES_HORIZON_S);
+    int rc = candidates_step(&e->cands);
     if (rc < 0) {
         drop(e);                /* the step's failure is the one to report */
         return -1;

@@ -108,21 +108,11 @@ static int advance(candidates *k, int i, int *id)
     return 0;
 }
 
-/* Candidate I has sampled past SECONDS (its last event lies beyond). */
-static int past(const candidates *k, int i, double seconds)
-{
-    return k->n_ev[i] > 0 && k->ev[i][k->n_ev[i] - 1].time > seconds;
-}
-
-int candidates_step(candidates *k, double until)
+int candidates_step(candidates *k)
 {
     int seqs[CANDIDATES_MAX], ids[CANDIDATES_MAX], n = 0, going = 0;
     for (int i = 0; i < k->n; i++) {
         int id;
-        if (!k->ended[i] && past(k, i, until)) {
-            going++;        /* far enough: it waits, and the batch steps the others */
-            continue;
-        }
         if (advance(k, i, &id) != 0)
             return -1;
         if (id >= 0) {
@@ -142,7 +132,7 @@ int candidates_step(candidates *k, double until)
 int candidates_ahead(const candidates *k, double seconds)
 {
     for (int i = 0; i < k->n; i++)
-        if (!k->ended[i] && !past(k, i, seconds))
+        if (!k->ended[i] && (k->n_ev[i] == 0 || k->ev[i][k->n_ev[i] - 1].time <= seconds))
             return 0;
     return 1;
 }
@@ -296,7 +286,7 @@ int candidates_play(candidates *k, double budget_s, log_level level, double seco
 {
     double t0 = clock_now_seconds();
     int going = 0, score = k->home->s.spec.play.candidate_score;
-    while (!candidates_judged(k) && clock_now_seconds() - t0 < budget_s && (going = candidates_step(k, CANDIDATES_HORIZON_S)) > 0)
+    while (!candidates_judged(k) && clock_now_seconds() - t0 < budget_s && (going = candidates_step(k)) > 0)
         ;
     if (going < 0)
         return -1;

@@ -64,16 +64,13 @@ void candidates_free(candidates *k);
 /* N candidates (1..cap) of HOME, which has just begun (not a duet).
  * 0, or -1 (logged). */
 int  candidates_start(candidates *k, int n);
-/* Every candidate that has neither ended nor handed out an event past
- * UNTIL seconds into its answer moves to its next decode (keeping the
- * events it hands out on the way), then one batched decode steps them
- * all; one past UNTIL waits.  Judging steps until CANDIDATES_HORIZON_S, so
- * each candidate is judged on its first 10 s and a dense one is not
- * stepped on, in a batch of 8, while a sparse one catches up (HUGE_VAL:
- * all to their ends).  Returns how many have not ended, or -1 (logged). */
-int  candidates_step(candidates *k, double until);
+/* Every candidate that has not ended moves to its next decode (keeping
+ * the events it hands out on the way), then one batched decode steps them
+ * all.  Returns how many have not ended, or -1 (logged). */
+int  candidates_step(candidates *k);
 /* 1 when every candidate has ended or handed out an event past
- * CANDIDATES_HORIZON_S: enough to judge them. */
+ * CANDIDATES_HORIZON_S: enough to judge them; stepping on changes nothing
+ * of what is played. */
 int  candidates_judged(const candidates *k);
 /* 1 when every candidate has ended or handed out an event past SECONDS
  * into its answer: the one chosen then has its first SECONDS ready to
