@@ -280,26 +280,22 @@ typedef struct step_job {
     int l;
 } step_job;
 
-/* q = Wq xb for items A..B-1, rows LO..HI-1; k and v into each one's cache
- * at its slot. */
-static void qkv_rows(const step_job *j, const float *xb, int a, int b, int lo, int hi)
+/* Head H's rows of q = Wq xb for items A..B-1; its rows of k and v into
+ * each one's cache at its slot (head-major: one run of d_head floats). */
+static void qkv_rows(const step_job *j, const float *xb, int h, int a, int b)
 {
     const model_config *c = &j->m->cfg;
     model_step *st = j->st;
     const layer_weights *L = j->L;
-    size_t d = (size_t)c->d_model, dh = (size_t)c->d_head, at = (size_t)a * d;
+    int dh = c->d_head, lo = h * dh, hi = lo + dh;
+    size_t d = (size_t)c->d_model, at = (size_t)a * d;
     matmat(st->q + at + lo, d, &L->wq, xb + at, d, b - a, lo, hi);
     matmat(st->kn + at + lo, d, &L->wk, xb + at, d, b - a, lo, hi);
     matmat(st->vn + at + lo, d, &L->wv, xb + at, d, b - a, lo, hi);
     for (int k = a; k < b; k++) {
-        float *kc = layer_cache(st->k[k], c, j->l), *vc = layer_cache(st->v[k], c, j->l);
-        for (int r = lo; r < hi;) {     /* rows of one head at a time: head-major cache */
-            int h = r / (int)dh, e = (h + 1) * (int)dh < hi ? (h + 1) * (int)dh : hi;
-            size_t slot = ((size_t)h * c->context + (size_t)st->slot[k]) * dh + (size_t)(r - h * (int)dh);
-            memcpy(kc + slot, st->kn + k * d + (size_t)r, sizeof(float) * (size_t)(e - r));
-            memcpy(vc + slot, st->vn + k * d + (size_t)r, sizeof(float) * (size_t)(e - r));
-            r = e;
-        }
+        size_t slot = ((size_t)h * c->context + (size_t)st->slot[k]) * (size_t)dh;
+        memcpy(layer_cache(st->k[k], c, j->l) + slot, st->kn + k * d + (size_t)lo, sizeof(float) * (size_t)dh);
+        memcpy(layer_cache(st->v[k], c, j->l) + slot, st->vn + k * d + (size_t)lo, sizeof(float) * (size_t)dh);
     }
 }
 
@@ -357,7 +353,7 @@ static void head_items(const step_job *j, const float *xb, int h, int a, int b, 
     int dh = c->d_head, M = c->max_rel, H = c->n_heads, d = c->d_model;
     size_t esize = L->er.type == GGML_TYPE_F16 ? 2 : 4;
     float scale = 1.0f / sqrtf((float)dh);
-    qkv_rows(j, xb, a, b, h * dh, (h + 1) * dh);
+    qkv_rows(j, xb, h, a, b);
     matrix er = { (const char *)L->er.data + (size_t)h * M * dh * esize, L->er.type, M, dh };
     matmat(st->rel + ((size_t)a * H + (size_t)h) * M, (size_t)H * M, &er, st->q + (size_t)a * d + h * dh, (size_t)d,
            b - a, 0, m);

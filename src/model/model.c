@@ -329,6 +329,8 @@ int model_open(model *m, const char *explicit_path, const vocab **v)
 
 /* ------------------------------------------------------------------ run state */
 
+#define HUGE_PAGE ((size_t)2 << 20)     /* x86-64's transparent huge page */
+
 float *model_alloc_floats(size_t n, int *fail)
 {
     if (n == 0)
@@ -336,12 +338,12 @@ float *model_alloc_floats(size_t n, int *fail)
     size_t bytes = n * sizeof(float);
     int huge = bytes >= MODEL_HUGE_BYTES;
     float *p = NULL;
-    if (posix_memalign((void **)&p, huge ? (size_t)2 << 20 : 64, bytes) != 0) {
+    if (posix_memalign((void **)&p, huge ? HUGE_PAGE : 64, bytes) != 0) {
         *fail = 1;
         return NULL;
     }
     if (huge)       /* a hint: where transparent huge pages are off, 4 KiB pages as before */
-        madvise(p, (bytes + 4095) & ~(size_t)4095, MADV_HUGEPAGE);
+        madvise(p, bytes, MADV_HUGEPAGE);
     memset(p, 0, bytes);    /* resident from the start: no page faults in the first steps */
     return p;
 }
