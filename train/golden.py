@@ -128,6 +128,7 @@ def make_case(outdir: str, name: str, seed: int) -> None:
     path = os.path.join(outdir, name + ".gguf")
     export.export_model(model, cfg, path, {"data": "random weights (golden test)", "steps": 0}, dtype)
     model, cfg, _ = export.read_model(path)
+    model.half_kv()             # the engine's cache: keys and values as half floats
 
     g = torch.Generator().manual_seed(seed + 1)
     # ids 2.. (no PAD/EOS) so the sequences look like events

@@ -96,12 +96,25 @@ class RelativeSelfAttention(nn.Module):
         self.er = nn.Parameter(torch.randn(cfg.n_heads, cfg.max_rel, cfg.d_head) * 0.02)
         self.drop = nn.Dropout(cfg.dropout)
 
+    # The C engine keeps keys and values as half floats (its KV cache):
+    # MusicTransformer.half_kv() rounds them here the same way, for the
+    # golden references (train/golden.py).  Training never does.
+    kv_half = False
+
+    def kv(self, x: torch.Tensor):
+        B, L, d = x.shape
+        H, dh = self.cfg.n_heads, self.cfg.d_head
+        k = self.wk(x).view(B, L, H, dh).transpose(1, 2)
+        v = self.wv(x).view(B, L, H, dh).transpose(1, 2)
+        if self.kv_half:
+            k, v = k.half().float(), v.half().float()
+        return k, v
+
     def forward(self, x: torch.Tensor, rel_impl: str = "skew", window: int = 0) -> torch.Tensor:
         B, L, d = x.shape
         H, dh = self.cfg.n_heads, self.cfg.d_head
         q = self.wq(x).view(B, L, H, dh).transpose(1, 2)   # (B, H, L, dh)
-        k = self.wk(x).view(B, L, H, dh).transpose(1, 2)
-        v = self.wv(x).view(B, L, H, dh).transpose(1, 2)
+        k, v = self.kv(x)
         if rel_impl == "skew":
             rel = relative_logits_skew(q, self.er)
         elif rel_impl == "plain":
@@ -127,8 +140,7 @@ class RelativeSelfAttention(nn.Module):
         H, dh = self.cfg.n_heads, self.cfg.d_head
         M = self.er.shape[1]
         q = self.wq(x).view(B, L, H, dh).transpose(1, 2)
-        k = self.wk(x).view(B, L, H, dh).transpose(1, 2)
-        v = self.wv(x).view(B, L, H, dh).transpose(1, 2)
+        k, v = self.kv(x)
         y = torch.empty_like(q)
         for s in range(0, L, block):
             e = min(s + block, L)
@@ -180,6 +192,12 @@ class MusicTransformer(nn.Module):
                 nn.init.zeros_(m.bias)
         elif isinstance(m, nn.Embedding):
             nn.init.normal_(m.weight, std=0.02)
+
+    def half_kv(self, on: bool = True) -> "MusicTransformer":
+        """Keys and values rounded to half floats, as the C engine's cache holds them."""
+        for blk in self.blocks:
+            blk.attn.kv_half = on
+        return self
 
     def forward(self, tokens: torch.Tensor, rel_impl: str = "skew", window: int = 0) -> torch.Tensor:
         """tokens (B, L) int64 -> logits (B, L, vocab_size) for the next event.

@@ -10,15 +10,15 @@
 
 /* ------------------------------------------------------------------ layout */
 
-static size_t seq_cache_floats(const model_config *c)
+static size_t seq_cache_halves(const model_config *c)
 {
     return (size_t)c->n_layers * (size_t)c->context * (size_t)c->d_model;
 }
 
 /* Layer L's keys (or values) of sequence I: (n_heads, context, d_head). */
-static float *seq_layer(float *cache, const model_config *c, int i, int l)
+static uint16_t *seq_layer(uint16_t *cache, const model_config *c, int i, int l)
 {
-    return cache + (size_t)i * seq_cache_floats(c) + (size_t)l * c->context * c->d_model;
+    return cache + (size_t)i * seq_cache_halves(c) + (size_t)l * c->context * c->d_model;
 }
 
 static int *seq_tokens(const model_batch *b, int i)
@@ -73,8 +73,8 @@ int model_batch_init(model_batch *b, model_state *home, int cap)
     b->origin = calloc(B, sizeof *b->origin);
     b->origin_pos = calloc(B, sizeof *b->origin_pos);
     fail |= !b->origin || !b->origin_pos;
-    b->k_cache = model_alloc_floats(B * seq_cache_floats(c), &fail);
-    b->v_cache = model_alloc_floats(B * seq_cache_floats(c), &fail);
+    b->k_cache = model_alloc_halves(B * seq_cache_halves(c), &fail);
+    b->v_cache = model_alloc_halves(B * seq_cache_halves(c), &fail);
     b->logits = model_alloc_floats(B * V, &fail);
     b->item_logits = model_alloc_floats(B * V, &fail);
     if (!fail && model_step_init(&b->step, c, cap, home->step.threads, b->item_logits) != 0)
@@ -92,7 +92,7 @@ void model_batch_free(model_batch *b)
     if (!b)
         return;
     model_step_free(&b->step);
-    float *bufs[] = { b->k_cache, b->v_cache, b->logits, b->item_logits };
+    void *bufs[] = { b->k_cache, b->v_cache, b->logits, b->item_logits };
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
         free(bufs[k]);
     int *ints[] = { b->n, b->tokens, b->seq, b->item, b->forked };
@@ -107,13 +107,13 @@ void model_batch_free(model_batch *b)
 /* The first N slots of every layer's and head's rows of one cache
  * (n_layers, n_heads, context, d_head) into another: the slots a cache of
  * N events uses (a ring that has wrapped holds context of them). */
-static void copy_slots(float *dst, const float *src, const model_config *c, int n)
+static void copy_slots(uint16_t *dst, const uint16_t *src, const model_config *c, int n)
 {
     size_t dh = (size_t)c->d_head;
     for (int l = 0; l < c->n_layers; l++)
         for (int h = 0; h < c->n_heads; h++) {
             size_t at = ((size_t)l * c->n_heads + (size_t)h) * c->context * dh;
-            memcpy(dst + at, src + at, sizeof(float) * (size_t)n * dh);
+            memcpy(dst + at, src + at, sizeof *dst * (size_t)n * dh);
         }
 }
 

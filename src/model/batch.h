@@ -22,7 +22,7 @@ typedef struct model_batch {
     int *n;                     /* (cap) events in each cache, 0..context */
     long long *pos;             /* (cap) events fed since the cache's last prefill */
     int *tokens;                /* (cap, context) each cache's events, by slot */
-    float *k_cache, *v_cache;   /* (cap, n_layers, n_heads, context, d_head) */
+    uint16_t *k_cache, *v_cache; /* (cap, n_layers, n_heads, context, d_head) half floats */
     float *logits;              /* (cap, vocab_size): each sequence's after its last step */
     /* what a sequence still shares with the home state it was forked from:
      * the rows of the home's cache it has not written over since (every

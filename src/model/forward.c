@@ -6,9 +6,9 @@
 #include "model/model.h"
 #include "util/log.h"
 
-/* Layer L's keys or values in CACHE: (n_heads, context, d_head), head-major,
- * so one head's keys are contiguous for decode. */
-static float *layer_cache(float *cache, const model_config *c, int l)
+/* Layer L's keys or values in CACHE: (n_heads, context, d_head) half
+ * floats, head-major, so one head's keys are contiguous for decode. */
+static uint16_t *layer_cache(uint16_t *cache, const model_config *c, int l)
 {
     return cache + (size_t)l * c->context * c->d_model;
 }
@@ -101,26 +101,32 @@ static void prefill_norm(model_state *s, int n, const float *w, const float *b)
     pool_run(s->pool, rows_norm, &j);
 }
 
-/* The cache is head-major, (n_heads, context, d_head) per layer: copies rows
- * (n, d_model) of SRC into it. */
-static void scatter_heads(float *cache, const float *src, int n, const model_config *c)
+/* The cache holds half floats, head-major, (n_heads, context, d_head) per
+ * layer: rows (n, d_model) of SRC into it, rounded, and SRC rounded the
+ * same way in place (what the prefill's attention then reads is what a
+ * decode step reads from the cache). */
+static void scatter_heads(uint16_t *cache, float *src, int n, const model_config *c)
 {
     int dh = c->d_head;
     for (int i = 0; i < n; i++)
-        for (int h = 0; h < c->n_heads; h++)
-            memcpy(cache + ((size_t)h * c->context + i) * dh, src + (size_t)i * c->d_model + h * dh,
-                   sizeof(float) * (size_t)dh);
+        for (int h = 0; h < c->n_heads; h++) {
+            uint16_t *row = cache + ((size_t)h * c->context + i) * dh;
+            float *from = src + (size_t)i * c->d_model + h * dh;
+            f32_to_f16_row(row, from, (size_t)dh);
+            f16_to_f32_row(from, row, (size_t)dh);
+        }
 }
 
-/* Q = XB Wq^T; K = XB Wk^T and V = XB Wv^T into a layer's cache KC and VC, slots 0..n-1. */
-static void prefill_qkv(model_state *s, float *kc, float *vc, const layer_weights *L, int n)
+/* Q = XB Wq^T; K = XB Wk^T and V = XB Wv^T into a layer's cache KC and VC,
+ * slots 0..n-1, and as F32 into KF and VF. */
+static void prefill_qkv(model_state *s, uint16_t *kc, uint16_t *vc, const layer_weights *L, int n)
 {
     const model_config *c = &s->m->cfg;
     gemm_wt(s, n, s->XB, &L->wq, 0.0f, s->Q);
-    gemm_wt(s, n, s->XB, &L->wk, 0.0f, s->ATT);         /* ATT: scratch until attention */
-    scatter_heads(kc, s->ATT, n, c);
-    gemm_wt(s, n, s->XB, &L->wv, 0.0f, s->ATT);
-    scatter_heads(vc, s->ATT, n, c);
+    gemm_wt(s, n, s->XB, &L->wk, 0.0f, s->KF);
+    scatter_heads(kc, s->KF, n, c);
+    gemm_wt(s, n, s->XB, &L->wv, 0.0f, s->VF);
+    scatter_heads(vc, s->VF, n, c);
 }
 
 /* Rows of queries per block of the prefill's attention: a block attends only
@@ -153,29 +159,29 @@ static void head_blocks(void *ctx, int i, int nt)
     for (int b = b0; b < b1; b++) {
         int r0 = b * PREFILL_BLOCK, r1 = r0 + PREFILL_BLOCK < n ? r0 + PREFILL_BLOCK : n, mr = r1 < m ? r1 : m;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, dh, 1.0f,
-                    j->qh + (size_t)r0 * d, d, j->kh, dh, 0.0f, s->S + (size_t)r0 * n, n);
+                    j->qh + (size_t)r0 * d, d, j->kh, d, 0.0f, s->S + (size_t)r0 * n, n);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, mr, dh, 1.0f,
                     j->qh + (size_t)r0 * d, d, j->eh, dh, 0.0f, s->R + (size_t)r0 * m, m);
         rel_softmax_rows(s->S, s->R, n, m, j->scale, r0, r1);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, dh, r1, 1.0f,
-                    s->S + (size_t)r0 * n, n, j->vh, dh, 0.0f, j->out + (size_t)r0 * d, d);
+                    s->S + (size_t)r0 * n, n, j->vh, d, 0.0f, j->out + (size_t)r0 * d, d);
     }
 }
 
 /* ATT = relative causal self-attention of all n rows, head by head:
- * ATT_h = softmax(mask((Q_h K_h^T + skew(Q_h E_h^T)) / sqrt(d_head))) V_h. */
-static void prefill_attention(model_state *s, const float *kc, const float *vc, const layer_weights *L, int n)
+ * ATT_h = softmax(mask((Q_h K_h^T + skew(Q_h E_h^T)) / sqrt(d_head))) V_h,
+ * K and V the rows of KF and VF (the cache's values, as F32). */
+static void prefill_attention(model_state *s, const layer_weights *L, int n)
 {
     const model_config *c = &s->m->cfg;
     int dh = c->d_head, M = c->max_rel;
     const float *E = L->er.data;               /* (n_heads, max_rel, dh), F32 */
     head_job j = { .s = s, .n = n, .m = n < M ? n : M, .scale = 1.0f / sqrtf((float)dh) };
     for (int h = 0; h < c->n_heads; h++) {
-        size_t at = (size_t)h * c->context * dh;
         j.qh = s->Q + h * dh;
-        j.kh = kc + at;
+        j.kh = s->KF + h * dh;
         j.eh = E + (size_t)h * M * dh;
-        j.vh = vc + at;
+        j.vh = s->VF + h * dh;
         j.out = s->ATT + h * dh;
         pool_run(s->pool, head_blocks, &j);
     }
@@ -240,10 +246,10 @@ int model_prefill_into(model_state *s, model_cache dst, const int *tokens, int n
         matrix_row(s->X + (size_t)i * d, &m->w.token_embd, dst.tokens[i]);
     for (int l = 0; l < c->n_layers; l++) {
         const layer_weights *L = &s->pw.layers[l];
-        float *kc = layer_cache(dst.k, c, l), *vc = layer_cache(dst.v, c, l);
+        uint16_t *kc = layer_cache(dst.k, c, l), *vc = layer_cache(dst.v, c, l);
         prefill_norm(s, n, L->attn_norm_w, L->attn_norm_b);   /* XB = LN1(X) */
         prefill_qkv(s, kc, vc, L, n);                         /* Q, K, V = XB Wq^T, XB Wk^T, XB Wv^T */
-        prefill_attention(s, kc, vc, L, n);                   /* ATT = relative causal attention */
+        prefill_attention(s, L, n);                           /* ATT = relative causal attention */
         gemm_wt(s, n, s->ATT, &L->wo, 1.0f, s->X);            /* X += ATT Wo^T */
         prefill_norm(s, n, L->ffn_norm_w, L->ffn_norm_b);     /* XB = LN2(X) */
         gemm_wt(s, n, s->XB, &L->w_up, 0.0f, s->H);           /* H = XB W1^T */
@@ -294,8 +300,8 @@ static void qkv_rows(const step_job *j, const float *xb, int h, int a, int b)
     matmat(st->vn + at + lo, d, &L->wv, xb + at, d, b - a, lo, hi);
     for (int k = a; k < b; k++) {
         size_t slot = ((size_t)h * c->context + (size_t)st->slot[k]) * (size_t)dh;
-        memcpy(layer_cache(st->k[k], c, j->l) + slot, st->kn + k * d + (size_t)lo, sizeof(float) * (size_t)dh);
-        memcpy(layer_cache(st->v[k], c, j->l) + slot, st->vn + k * d + (size_t)lo, sizeof(float) * (size_t)dh);
+        f32_to_f16_row(layer_cache(st->k[k], c, j->l) + slot, st->kn + k * d + (size_t)lo, (size_t)dh);
+        f32_to_f16_row(layer_cache(st->v[k], c, j->l) + slot, st->vn + k * d + (size_t)lo, (size_t)dh);
     }
 }
 
@@ -312,7 +318,7 @@ static void attend_shared(const step_job *j, int h, int a, int b, float scale)
     int dh = c->d_head, H = c->n_heads, d = c->d_model, M = c->max_rel, C = c->context, n = b - a;
     int n_keys = st->n_keys[a], newest = st->slot[a];
     size_t at = (size_t)h * C * dh, lds = (size_t)H * C;
-    const float *ka = layer_cache(st->k[a], c, j->l) + at, *va = layer_cache(st->v[a], c, j->l) + at;
+    const uint16_t *ka = layer_cache(st->k[a], c, j->l) + at, *va = layer_cache(st->v[a], c, j->l) + at;
     float *q = st->q + (size_t)a * d + h * dh, *att = st->att + (size_t)a * d + h * dh;
     float *scores = st->scores + (size_t)a * lds + (size_t)h * C;
     for (int r = 0; r < st->n_runs; r++) {
@@ -363,7 +369,7 @@ static void head_items(const step_job *j, const float *xb, int h, int a, int b, 
     }
     size_t at = (size_t)h * c->context * dh;
     for (int k = a; k < b; k++) {
-        const float *kc = layer_cache(st->k[k], c, j->l), *vc = layer_cache(st->v[k], c, j->l);
+        const uint16_t *kc = layer_cache(st->k[k], c, j->l), *vc = layer_cache(st->v[k], c, j->l);
         size_t row = (size_t)k * H + (size_t)h;
         attend_rel(st->att + (size_t)k * d + h * dh, st->q + (size_t)k * d + h * dh, kc + at, vc + at, dh,
                    st->n_keys[k], st->slot[k], st->rel + row * M, M, dh, scale, st->scores + row * c->context);

@@ -80,6 +80,12 @@ uint16_t f32_to_f16(float f)
 
 /* ------------------------------------------------------------------ scalar kernels */
 
+static void f32_row_to_f16_scalar(uint16_t *out, const float *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = f32_to_f16(in[i]);
+}
+
 static void f16_row_scalar(float *out, const uint16_t *in, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -137,13 +143,14 @@ static void axpy_scalar(float *y, float a, const float *x, int n)
 ROWS_EACH(rows_f32_scalar, , dot_scalar, float)
 ROWS_EACH(rows_f16_scalar, , dot_f16_scalar, uint16_t)
 
-/* out (dh) += sum_j p[j] V[j] over N rows LD floats apart, j in order: a
- * sum split into runs of rows has the bits of one pass over them all. */
-static void weighted_rows_scalar(float *out, const float *v, size_t ld, const float *p, int n, int dh)
+/* out (dh) += sum_j p[j] V[j] over N rows (half floats) LD apart, j in
+ * order: a sum split into runs of rows has the bits of one pass over them
+ * all. */
+static void weighted_rows_scalar(float *out, const uint16_t *v, size_t ld, const float *p, int n, int dh)
 {
     for (int j = 0; j < n; j++)
         for (int c = 0; c < dh; c++)
-            out[c] += p[j] * v[(size_t)j * ld + (size_t)c];
+            out[c] += p[j] * f16_to_f32(v[(size_t)j * ld + (size_t)c]);
 }
 
 /* Exact GELU with the C library's erf; the vector levels use erf_*'s
@@ -173,6 +180,18 @@ static void softmax_scalar(float *x, int n)
 /* ------------------------------------------------------------------ x86 kernels */
 
 #if KERNELS_X86
+/* F16C rounds to nearest even, as f32_to_f16 does. */
+__attribute__((target("avx2,fma,f16c")))
+static void f32_row_to_f16_avx2(uint16_t *out, const float *in, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(out + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; i < n; i++)
+        out[i] = f32_to_f16(in[i]);
+}
+
 __attribute__((target("avx2,fma,f16c")))
 static void f16_row_avx2(float *out, const uint16_t *in, size_t n)
 {
@@ -653,11 +672,10 @@ ROWS_AVX512(rows_f16_avx512, dots8_f16_avx512, dots16w_f16_avx512_, dots16_f16_a
 
 /* Accumulators stay in registers when dh <= 128 and a multiple of 16. */
 __attribute__((target("avx512f")))
-static void weighted_rows_avx512(float *out, const float *v, size_t ld, const float *p, int n, int dh)
+static void weighted_rows_avx512(float *out, const uint16_t *v, size_t ld, const float *p, int n, int dh)
 {
     if (dh % 16 || dh > 128) {
-        for (int j = 0; j < n; j++)
-            axpy_avx512(out, p[j], v + (size_t)j * ld, dh);
+        weighted_rows_scalar(out, v, ld, p, n, dh);
         return;
     }
     __m512 acc[8];
@@ -666,9 +684,9 @@ static void weighted_rows_avx512(float *out, const float *v, size_t ld, const fl
         acc[k] = _mm512_loadu_ps(out + 16 * k);
     for (int j = 0; j < n; j++) {
         __m512 pj = _mm512_set1_ps(p[j]);
-        const float *row = v + (size_t)j * ld;
+        const uint16_t *row = v + (size_t)j * ld;
         for (int k = 0; k < nv; k++)
-            acc[k] = _mm512_fmadd_ps(pj, _mm512_loadu_ps(row + 16 * k), acc[k]);
+            acc[k] = _mm512_fmadd_ps(pj, LOAD16_F16(row + 16 * k), acc[k]);
     }
     for (int k = 0; k < nv; k++)
         _mm512_storeu_ps(out + 16 * k, acc[k]);
@@ -679,7 +697,7 @@ static void weighted_rows_avx512(float *out, const float *v, size_t ld, const fl
  * sums, each a chain over j in order (weighted_rows_avx512's bits), run
  * side by side instead of one query's few chains waiting on each other. */
 __attribute__((target("avx512f"), always_inline))
-static inline void weighted_group_avx512(float *out, size_t ldo, const float *v, size_t ld, const float *p, size_t ldp,
+static inline void weighted_group_avx512(float *out, size_t ldo, const uint16_t *v, size_t ld, const float *p, size_t ldp,
                                          int n, const int g, const int nv)
 {
     __m512 acc[16], row[8];
@@ -688,7 +706,7 @@ static inline void weighted_group_avx512(float *out, size_t ldo, const float *v,
             acc[b * nv + k] = _mm512_loadu_ps(out + (size_t)b * ldo + 16 * k);
     for (int j = 0; j < n; j++) {
         for (int k = 0; k < nv; k++)
-            row[k] = _mm512_loadu_ps(v + (size_t)j * ld + 16 * k);
+            row[k] = LOAD16_F16(v + (size_t)j * ld + 16 * k);
         for (int b = 0; b < g; b++) {
             __m512 pj = _mm512_set1_ps(p[(size_t)b * ldp + (size_t)j]);
             for (int k = 0; k < nv; k++)
@@ -703,7 +721,7 @@ static inline void weighted_group_avx512(float *out, size_t ldo, const float *v,
 /* Queries four at a time where d_head is 64 (16 sums in registers), else
  * one at a time. */
 __attribute__((target("avx512f")))
-static void weighted_rows_n_avx512(float *out, size_t ldo, const float *v, size_t ld, const float *p, size_t ldp,
+static void weighted_rows_n_avx512(float *out, size_t ldo, const uint16_t *v, size_t ld, const float *p, size_t ldp,
                                    int nq, int n, int dh)
 {
     int b = 0;
@@ -719,12 +737,11 @@ static void weighted_rows_n_avx512(float *out, size_t ldo, const float *v, size_
         weighted_rows_avx512(out + b * ldo, v, ld, p + b * ldp, n, dh);
 }
 
-__attribute__((target("avx2,fma")))
-static void weighted_rows_avx2(float *out, const float *v, size_t ld, const float *p, int n, int dh)
+__attribute__((target("avx2,fma,f16c")))
+static void weighted_rows_avx2(float *out, const uint16_t *v, size_t ld, const float *p, int n, int dh)
 {
     if (dh % 8 || dh > 64) {
-        for (int j = 0; j < n; j++)
-            axpy_avx2(out, p[j], v + (size_t)j * ld, dh);
+        weighted_rows_scalar(out, v, ld, p, n, dh);
         return;
     }
     __m256 acc[8];
@@ -733,9 +750,9 @@ static void weighted_rows_avx2(float *out, const float *v, size_t ld, const floa
         acc[k] = _mm256_loadu_ps(out + 8 * k);
     for (int j = 0; j < n; j++) {
         __m256 pj = _mm256_set1_ps(p[j]);
-        const float *row = v + (size_t)j * ld;
+        const uint16_t *row = v + (size_t)j * ld;
         for (int k = 0; k < nv; k++)
-            acc[k] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(row + 8 * k), acc[k]);
+            acc[k] = _mm256_fmadd_ps(pj, LOAD8_F16(row + 8 * k), acc[k]);
     }
     for (int k = 0; k < nv; k++)
         _mm256_storeu_ps(out + 8 * k, acc[k]);
@@ -994,7 +1011,7 @@ static void softmax_avx2(float *x, int n)
 /* weighted_rows for NQ queries, one after another (the levels without a
  * faster way). */
 #define WEIGHTED_ROWS_N(name, one)                                                                 \
-    static void name(float *out, size_t ldo, const float *v, size_t ld, const float *p, size_t ldp, \
+    static void name(float *out, size_t ldo, const uint16_t *v, size_t ld, const float *p, size_t ldp, \
                      int nq, int n, int dh)                                                        \
     {                                                                                              \
         for (int b = 0; b < nq; b++)                                                               \
@@ -1110,6 +1127,7 @@ static void layernorm_rows_avx512(float *out, const float *x, size_t ld, int row
 typedef struct kernel_table {
     kernel_level level;
     void  (*f16_row)(float *out, const uint16_t *in, size_t n);
+    void  (*f32_to_f16_row)(uint16_t *out, const float *in, size_t n);
     float (*dot)(const float *a, const float *b, int n);
     void  (*axpy)(float *y, float a, const float *x, int n);
     /* out[b * ldo + r - r0] = W[r] . x_b for NB vectors x_b = X + b * ldx */
@@ -1117,10 +1135,10 @@ typedef struct kernel_table {
                       int cols, int nb, int r0, int r1);
     void  (*rows_f16)(float *out, size_t ldo, const uint16_t *w, size_t ld, const float *x, size_t ldx,
                       int cols, int nb, int r0, int r1);
-    /* out (dh) = sum_j p[j] V[j] over N rows LD floats apart */
-    void  (*weighted_rows)(float *out, const float *v, size_t ld, const float *p, int n, int dh);
+    /* out (dh) += sum_j p[j] V[j] over N rows of half floats LD apart */
+    void  (*weighted_rows)(float *out, const uint16_t *v, size_t ld, const float *p, int n, int dh);
     /* the same for NQ queries over the same rows: OUT + b LDO, P + b LDP */
-    void  (*weighted_rows_n)(float *out, size_t ldo, const float *v, size_t ld, const float *p, size_t ldp,
+    void  (*weighted_rows_n)(float *out, size_t ldo, const uint16_t *v, size_t ld, const float *p, size_t ldp,
                              int nq, int n, int dh);
     void  (*gelu)(float *x, int n);
     void  (*softmax)(float *x, int n);
@@ -1137,6 +1155,7 @@ static const kernel_table kernel_tables[] = {
     [KERNEL_SCALAR] = {
         .level = KERNEL_SCALAR,
         .f16_row = f16_row_scalar,
+        .f32_to_f16_row = f32_row_to_f16_scalar,
         .dot = dot_scalar,
         .axpy = axpy_scalar,
         .rows_f32 = rows_f32_scalar,
@@ -1152,6 +1171,7 @@ static const kernel_table kernel_tables[] = {
     [KERNEL_AVX2] = {
         .level = KERNEL_AVX2,
         .f16_row = f16_row_avx2,
+        .f32_to_f16_row = f32_row_to_f16_avx2,
         .dot = dot_avx2,
         .axpy = axpy_avx2,
         .rows_f32 = rows_f32_avx2,
@@ -1166,6 +1186,7 @@ static const kernel_table kernel_tables[] = {
     [KERNEL_AVX512] = {
         .level = KERNEL_AVX512,
         .f16_row = f16_row_avx2,
+        .f32_to_f16_row = f32_row_to_f16_avx2,
         .dot = dot_avx512,
         .axpy = axpy_avx512,
         .rows_f32 = rows_f32_avx512,
@@ -1216,6 +1237,11 @@ __attribute__((constructor)) static void kernels_choose(void)
 void f16_to_f32_row(float *out, const uint16_t *in, size_t n)
 {
     kernels()->f16_row(out, in, n);
+}
+
+void f32_to_f16_row(uint16_t *out, const float *in, size_t n)
+{
+    kernels()->f32_to_f16_row(out, in, n);
 }
 
 void matrix_row(float *out, const matrix *m, int r)
@@ -1302,7 +1328,7 @@ void softmax(float *x, int n)
 
 /* ------------------------------------------------------------------ attention */
 
-void attend_query(float *out, const float *q, const float *k, const float *v, int ld,
+void attend_query(float *out, const float *q, const uint16_t *k, const uint16_t *v, int ld,
                   int n_keys, int newest, const matrix *er, int dh, float scale, float *scores,
                   float *rel)
 {
@@ -1311,7 +1337,7 @@ void attend_query(float *out, const float *q, const float *k, const float *v, in
     attend_rel(out, q, k, v, ld, n_keys, newest, rel, er->rows, dh, scale, scores);
 }
 
-void attend_rel(float *out, const float *q, const float *k, const float *v, int ld, int n_keys, int newest,
+void attend_rel(float *out, const float *q, const uint16_t *k, const uint16_t *v, int ld, int n_keys, int newest,
                 const float *rel, int max_rel, int dh, float scale, float *scores)
 {
     attend_scores(scores, q, 0, 0, 1, k, ld, dh, 0, n_keys);   /* scores[j] = q . k_j */
@@ -1320,10 +1346,10 @@ void attend_rel(float *out, const float *q, const float *k, const float *v, int 
     attend_values(out, v, ld, scores, 0, n_keys, dh);
 }
 
-void attend_scores(float *scores, const float *q, size_t ldq, size_t lds, int nq, const float *k, int ld, int dh,
+void attend_scores(float *scores, const float *q, size_t ldq, size_t lds, int nq, const uint16_t *k, int ld, int dh,
                    int j0, int j1)
 {
-    kernels()->rows_f32(scores + j0, lds, k, (size_t)ld, q, ldq, dh, nq, j0, j1);
+    kernels()->rows_f16(scores + j0, lds, k, (size_t)ld, q, ldq, dh, nq, j0, j1);
 }
 
 void attend_softmax(float *scores, int n_keys, int newest, const float *rel, int max_rel, float scale)
@@ -1331,18 +1357,18 @@ void attend_softmax(float *scores, int n_keys, int newest, const float *rel, int
     kernels()->rel_softmax(scores, n_keys, newest, rel, max_rel, scale);
 }
 
-void attend_values(float *out, const float *v, int ld, const float *p, int j0, int j1, int dh)
+void attend_values(float *out, const uint16_t *v, int ld, const float *p, int j0, int j1, int dh)
 {
     kernels()->weighted_rows(out, v + (size_t)j0 * (size_t)ld, (size_t)ld, p + j0, j1 - j0, dh);
 }
 
-void attend_values_n(float *out, size_t ldo, const float *v, int ld, const float *p, size_t ldp, int nq, int j0,
+void attend_values_n(float *out, size_t ldo, const uint16_t *v, int ld, const float *p, size_t ldp, int nq, int j0,
                      int j1, int dh)
 {
     kernels()->weighted_rows_n(out, ldo, v + (size_t)j0 * (size_t)ld, (size_t)ld, p + j0, ldp, nq, j1 - j0, dh);
 }
 
-void attend_query_naive(float *out, const float *q, const float *k, const float *v, int ld,
+void attend_query_naive(float *out, const float *q, const uint16_t *k, const uint16_t *v, int ld,
                         int n_keys, int newest, const matrix *er, int dh, float scale, float *scores)
 {
     for (int j = 0; j < n_keys; j++) {
@@ -1355,7 +1381,7 @@ void attend_query_naive(float *out, const float *q, const float *k, const float 
                 e = er->type == GGML_TYPE_F16 ? f16_to_f32(((const uint16_t *)er->data)[idx])
                                               : ((const float *)er->data)[idx];
             }
-            s += (double)q[c] * (k[(size_t)j * (size_t)ld + (size_t)c] + e);
+            s += (double)q[c] * (f16_to_f32(k[(size_t)j * (size_t)ld + (size_t)c]) + e);
         }
         scores[j] = (float)(s * scale);
     }
@@ -1367,7 +1393,7 @@ void attend_query_naive(float *out, const float *q, const float *k, const float 
     for (int c = 0; c < dh; c++) {
         double o = 0;
         for (int j = 0; j < n_keys; j++)
-            o += exp(scores[j] - mx) / sum * v[(size_t)j * (size_t)ld + (size_t)c];
+            o += exp(scores[j] - mx) / sum * f16_to_f32(v[(size_t)j * (size_t)ld + (size_t)c]);
         out[c] = (float)o;
     }
 }

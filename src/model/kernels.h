@@ -24,6 +24,8 @@ const char *kernels_level_name(kernel_level level);
 float    f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);
 void     f16_to_f32_row(float *out, const uint16_t *in, size_t n);
+/* Half floats of IN (n), rounded to nearest even (f32_to_f16's bits). */
+void     f32_to_f16_row(uint16_t *out, const float *in, size_t n);
 
 /* A row-major (rows, cols) matrix stored as F32 or F16 (GGML_TYPE_*). */
 typedef struct matrix {
@@ -60,37 +62,38 @@ void gelu(float *x, int n);
 /* Softmax in place over X (n). */
 void softmax(float *x, int n);
 
-/* Relative attention of one query (one head) over N_KEYS cached keys held
- * as a ring: row NEWEST is the query's own event (distance 0) and row j is
+/* Relative attention of one query (one head) over N_KEYS cached keys and
+ * values, half floats, held as a ring: row NEWEST is the query's own
+ * event (distance 0) and row j is
  * (NEWEST - j) mod N_KEYS events older; a cache that has not wrapped passes
- * NEWEST = n_keys-1 (rows oldest first). Key/value rows are LD floats apart.
+ * NEWEST = n_keys-1 (rows oldest first). Key/value rows are LD halves apart.
  * score_j = (q.k_j + [dist_j < max_rel] q.E[dist_j]) * scale; out = softmax . V.
  * ER: this head's (max_rel, dh) table. SCORES (n_keys) and REL
  * (min(n_keys, max_rel)) are scratch. Allocates nothing. */
-void attend_query(float *out, const float *q, const float *k, const float *v, int ld,
+void attend_query(float *out, const float *q, const uint16_t *k, const uint16_t *v, int ld,
                   int n_keys, int newest, const matrix *er, int dh, float scale, float *scores,
                   float *rel);
 /* attend_query after its first step: REL (min(n_keys, max_rel)) already
  * holds q . E[d] (a batch computes it for all its queries in one matmat). */
-void attend_rel(float *out, const float *q, const float *k, const float *v, int ld, int n_keys, int newest,
+void attend_rel(float *out, const float *q, const uint16_t *k, const uint16_t *v, int ld, int n_keys, int newest,
                 const float *rel, int max_rel, int dh, float scale, float *scores);
 /* attend_rel in pieces, for sequences whose caches share rows (a batch's
  * forks read those rows once for all of them); each piece gives the bits
  * attend_rel gives.  Scores of NQ queries (LDQ floats apart) against key
  * rows J0..J1-1 into SCORES + J0 (each query's LDS floats apart). */
-void attend_scores(float *scores, const float *q, size_t ldq, size_t lds, int nq, const float *k, int ld, int dh,
+void attend_scores(float *scores, const float *q, size_t ldq, size_t lds, int nq, const uint16_t *k, int ld, int dh,
                    int j0, int j1);
 /* The relative term, the scale and the softmax over SCORES (n_keys). */
 void attend_softmax(float *scores, int n_keys, int newest, const float *rel, int max_rel, float scale);
 /* OUT (dh) += sum of P[j] V[j] for j in J0..J1-1, in order: runs taken in
  * order from an OUT of zeros give the bits of one pass. */
-void attend_values(float *out, const float *v, int ld, const float *p, int j0, int j1, int dh);
+void attend_values(float *out, const uint16_t *v, int ld, const float *p, int j0, int j1, int dh);
 /* attend_values for NQ queries over the same rows, each row read once for
  * all of them: OUT + b LDO (dh) += sum of (P + b LDP)[j] V[j], each query
  * with attend_values' bits. */
-void attend_values_n(float *out, size_t ldo, const float *v, int ld, const float *p, size_t ldp, int nq, int j0,
+void attend_values_n(float *out, size_t ldo, const uint16_t *v, int ld, const float *p, size_t ldp, int nq, int j0,
                      int j1, int dh);
-void attend_query_naive(float *out, const float *q, const float *k, const float *v, int ld,
+void attend_query_naive(float *out, const float *q, const uint16_t *k, const uint16_t *v, int ld,
                         int n_keys, int newest, const matrix *er, int dh, float scale, float *scores);
 
 /* Prefill, one head, rows [i0, i1) of an L x L score matrix S that holds

@@ -348,6 +348,11 @@ float *model_alloc_floats(size_t n, int *fail)
     return p;
 }
 
+uint16_t *model_alloc_halves(size_t n, int *fail)
+{
+    return (uint16_t *)model_alloc_floats((n + 1) / 2, fail);
+}
+
 int model_step_init(model_step *st, const model_config *c, int cap, int threads, float *logits)
 {
     memset(st, 0, sizeof *st);
@@ -455,8 +460,8 @@ int model_state_init(model_state *s, const model *m, int n_threads)
     int fail = 0;
     s->tokens = calloc(C, sizeof *s->tokens);
     fail |= !s->tokens;
-    s->k_cache = model_alloc_floats(L * C * d, &fail);
-    s->v_cache = model_alloc_floats(L * C * d, &fail);
+    s->k_cache = model_alloc_halves(L * C * d, &fail);
+    s->v_cache = model_alloc_halves(L * C * d, &fail);
     s->logits = model_alloc_floats((size_t)c->vocab_size, &fail);
     if (!fail && model_step_init(&s->step, c, 1, n_threads, s->logits) != 0)
         fail = 1;
@@ -465,6 +470,8 @@ int model_state_init(model_state *s, const model *m, int n_threads)
     s->XB = model_alloc_floats(C * d, &fail);
     s->Q = model_alloc_floats(C * d, &fail);
     s->ATT = model_alloc_floats(C * d, &fail);
+    s->KF = model_alloc_floats(C * d, &fail);
+    s->VF = model_alloc_floats(C * d, &fail);
     s->H = model_alloc_floats(C * (size_t)c->d_ff, &fail);
     s->S = model_alloc_floats(C * C, &fail);
     s->R = model_alloc_floats(C * mr, &fail);
@@ -490,7 +497,8 @@ void model_state_free(model_state *s)
         return;
     pool_free(s->pool);
     model_step_free(&s->step);
-    float *bufs[] = { s->k_cache, s->v_cache, s->logits, s->X, s->XB, s->Q, s->ATT, s->H, s->S, s->R, s->w32 };
+    void *bufs[] = { s->k_cache, s->v_cache, s->logits, s->X, s->XB, s->Q, s->ATT, s->KF, s->VF, s->H, s->S, s->R,
+                     s->w32 };
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
         free(bufs[k]);
     free(s->pw.layers);

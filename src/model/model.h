@@ -125,6 +125,8 @@ const char *model_memory_name(model_memory mem);
  * pages"). */
 #define MODEL_HUGE_BYTES ((size_t)8 << 20)
 float *model_alloc_floats(size_t n, int *fail);
+/* The same for N half floats (a cache). */
+uint16_t *model_alloc_halves(size_t n, int *fail);
 
 /* One decode step of up to `cap` sequences over one pass of the weights:
  * the layer recipe of forward.c (model_step_run), for model_decode a step
@@ -136,8 +138,8 @@ typedef struct model_step {
     int cap;
     int threads;                /* the pool's: each normalizes into its own rows of xb */
     int n;                      /* items this step, 1..cap */
-    float **k, **v;             /* (cap) item k's keys and values, (n_layers, n_heads, context,
-                                   d_head); borrowed */
+    uint16_t **k, **v;          /* (cap) item k's keys and values, (n_layers, n_heads, context,
+                                   d_head) half floats; borrowed */
     int *slot;                  /* (cap) the cache slot of item k's new event */
     int *n_keys;                /* (cap) the events item k attends over, its new one included */
     struct { int j0, j1, shared; } runs[3]; /* the slots in order: shared by every item (item 0's
@@ -163,7 +165,7 @@ void model_step_free(model_step *st);
  * (n_layers, n_heads, context, d_head) and the last row's logits. */
 typedef struct model_cache {
     int *tokens;
-    float *k, *v;
+    uint16_t *k, *v;
     float *logits;
 } model_cache;
 
@@ -186,8 +188,9 @@ typedef struct model_state {
     unsigned long long version; /* moves whenever the cache changes (a batch's forks
                                    of one version share its rows) */
     int *tokens;                /* (context) the cached events, by slot */
-    float *k_cache;             /* (n_layers, n_heads, context, d_head): head-major, by slot */
-    float *v_cache;             /* (n_layers, n_heads, context, d_head) */
+    uint16_t *k_cache;          /* (n_layers, n_heads, context, d_head) half floats: head-major,
+                                   by slot */
+    uint16_t *v_cache;          /* (n_layers, n_heads, context, d_head) half floats */
     float *logits;              /* (vocab_size) after the last prefill/decode */
     model_step step;            /* decode: a step of one (its logits are the state's) */
     float *scores;              /* (n_heads, context) = step.scores: each head's attention
@@ -199,6 +202,8 @@ typedef struct model_state {
     float *XB;                  /* (context, d_model) */
     float *Q;                   /* (context, d_model) */
     float *ATT;                 /* (context, d_model) */
+    float *KF, *VF;             /* (context, d_model) one layer's keys and values as the cache
+                                   holds them (rounded to half floats), for sgemm */
     float *H;                   /* (context, d_ff) */
     float *S;                   /* (context, context) scores of one head (causal half filled) */
     float *R;                   /* (context, min(context, max_rel)) q . E_r of one head */

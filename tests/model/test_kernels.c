@@ -140,12 +140,13 @@ static void test_matmat(void)
 static void test_values_n(void)
 {
     enum { ROWS = 37, MAXD = 64, NQ = 6 };
-    static float v[ROWS * 2 * MAXD], p[NQ][ROWS], one[NQ][MAXD], many[NQ][MAXD];
+    static float p[NQ][ROWS], one[NQ][MAXD], many[NQ][MAXD];
+    static uint16_t v[ROWS * 2 * MAXD];     /* a cache's values: half floats */
     int dhs[] = { 64, 32, 16, 24 }, bad = 0;
     for (size_t k = 0; k < sizeof dhs / sizeof dhs[0]; k++) {
         int dh = dhs[k], ld = 2 * dh;       /* rows of two heads: read every other one */
         for (int i = 0; i < ROWS * ld; i++)
-            v[i] = frand();
+            v[i] = f32_to_f16(frand());
         for (int b = 0; b < NQ; b++)
             for (int j = 0; j < ROWS; j++)
                 p[b][j] = frand();
@@ -254,12 +255,13 @@ static void test_attend_query_dh(int dh)
 {
     enum { MAXK = 40, MAXD = 64, M = 10 };
     int ld = 3 * dh;
-    static float k[MAXK * 3 * MAXD], v[MAXK * 3 * MAXD], er[M * MAXD], er2[M * MAXD];
+    static float er[M * MAXD], er2[M * MAXD];
+    static uint16_t k[MAXK * 3 * MAXD], v[MAXK * 3 * MAXD];    /* a cache: half floats */
     float q[MAXD], fast[MAXD], naive[MAXD], scores[MAXK], rel[M];
     static uint16_t erh[M * MAXD];
     for (int i = 0; i < MAXK * ld; i++) {
-        k[i] = frand();
-        v[i] = frand();
+        k[i] = f32_to_f16(frand());
+        v[i] = f32_to_f16(frand());
     }
     for (int i = 0; i < M * dh; i++) {
         er[i] = frand();
@@ -284,12 +286,12 @@ static void test_attend_query_dh(int dh)
     }
     /* A ring is the window it holds: rows rotated so the newest is at slot 3
      * attend exactly as the same rows oldest first. */
-    static float kr[MAXK * MAXD], vr[MAXK * MAXD];
+    static uint16_t kr[MAXK * MAXD], vr[MAXK * MAXD];
     int n = 23, rot = 3;
     for (int j = 0; j < n; j++) {       /* ordered row j (distance n-1-j) -> slot (j + rot + 1) % n */
         int slot = (j + rot + 1) % n;
-        memcpy(kr + slot * dh, k + j * dh, sizeof(float) * (size_t)dh);
-        memcpy(vr + slot * dh, v + j * dh, sizeof(float) * (size_t)dh);
+        memcpy(kr + slot * dh, k + j * dh, sizeof *kr * (size_t)dh);
+        memcpy(vr + slot * dh, v + j * dh, sizeof *vr * (size_t)dh);
     }
     attend_query(fast, q, k, v, dh, n, n - 1, &e32, dh, 0.3f, scores, rel);
     attend_query(naive, q, kr, vr, dh, n, rot, &e32, dh, 0.3f, scores, rel);
@@ -395,6 +397,29 @@ static void test_pool(void)
     CHECK_INT(total, 100);
 }
 
+/* f32_to_f16_row (a cache's keys and values) has f32_to_f16's bits at
+ * every level: ties to even, subnormals, past 65504, rows with a tail. */
+static void test_half_row(void)
+{
+    enum { N = 4099 };
+    static float f[N];
+    static uint16_t row[N];
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        switch (i % 5) {
+        case 0: f[i] = frand() * 4; break;
+        case 1: f[i] = f16_to_f32((uint16_t)(i * 16)) * (1.0f + 0x1p-11f); break;    /* ties, and what is near them */
+        case 2: f[i] = frand() * 0x1p-16f; break;                                   /* subnormal halves */
+        case 3: f[i] = frand() * 1e5f; break;                                       /* some past 65504 */
+        default: f[i] = f16_to_f32((uint16_t)(i * 13)) + 0x1p-24f * frand(); break;
+        }
+    }
+    f32_to_f16_row(row, f, N);
+    for (int i = 0; i < N; i++)
+        bad += row[i] != f32_to_f16(f[i]) && !isnan(f[i]);
+    CHECK_INT(bad, 0);
+}
+
 int main(void)
 {
     /* the best level is in use from the start, before anyone sets one */
@@ -404,6 +429,7 @@ int main(void)
         kernels_set_level((kernel_level)level);
         CHECK_INT(kernels_level(), level);
         fprintf(stderr, "kernels: %s\n", kernels_level_name((kernel_level)level));
+        test_half_row();
         test_matvec();
         test_matmat();
         test_values_n();
