@@ -80,7 +80,7 @@ uint16_t f32_to_f16(float f)
 
 /* ------------------------------------------------------------------ scalar kernels */
 
-static void f32_row_to_f16_scalar(uint16_t *out, const float *in, size_t n)
+static void f32_to_f16_row_scalar(uint16_t *out, const float *in, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         out[i] = f32_to_f16(in[i]);
@@ -182,7 +182,7 @@ static void softmax_scalar(float *x, int n)
 #if KERNELS_X86
 /* F16C rounds to nearest even, as f32_to_f16 does. */
 __attribute__((target("avx2,fma,f16c")))
-static void f32_row_to_f16_avx2(uint16_t *out, const float *in, size_t n)
+static void f32_to_f16_row_avx2(uint16_t *out, const float *in, size_t n)
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
@@ -1155,7 +1155,7 @@ static const kernel_table kernel_tables[] = {
     [KERNEL_SCALAR] = {
         .level = KERNEL_SCALAR,
         .f16_row = f16_row_scalar,
-        .f32_to_f16_row = f32_row_to_f16_scalar,
+        .f32_to_f16_row = f32_to_f16_row_scalar,
         .dot = dot_scalar,
         .axpy = axpy_scalar,
         .rows_f32 = rows_f32_scalar,
@@ -1171,7 +1171,7 @@ static const kernel_table kernel_tables[] = {
     [KERNEL_AVX2] = {
         .level = KERNEL_AVX2,
         .f16_row = f16_row_avx2,
-        .f32_to_f16_row = f32_row_to_f16_avx2,
+        .f32_to_f16_row = f32_to_f16_row_avx2,
         .dot = dot_avx2,
         .axpy = axpy_avx2,
         .rows_f32 = rows_f32_avx2,
@@ -1186,7 +1186,7 @@ static const kernel_table kernel_tables[] = {
     [KERNEL_AVX512] = {
         .level = KERNEL_AVX512,
         .f16_row = f16_row_avx2,
-        .f32_to_f16_row = f32_row_to_f16_avx2,
+        .f32_to_f16_row = f32_to_f16_row_avx2,
         .dot = dot_avx512,
         .axpy = axpy_avx512,
         .rows_f32 = rows_f32_avx512,
