@@ -15,6 +15,18 @@ if os.sep in CONTINUO:
     CONTINUO = os.path.abspath(CONTINUO)
 SRC = os.environ.get("CONTINUO_SRC", os.path.join(os.path.dirname(__file__), "..", ".."))
 
+# A reader thread stamps what the service wrote when it gets the interpreter
+# lock; by default the thread that holds it keeps it up to 5 ms, which would
+# show as that much lateness (or a note that seems to follow a Stop sent
+# after it). Half a millisecond keeps the stamps close to the writes.
+sys.setswitchinterval(0.0005)
+
+# A message the service wrote as a transport message reached it is stamped
+# after it by up to a thread switch, or more on a loaded machine: a note-on
+# stamped this soon after Stop may have left before Stop was read (it must
+# still be ended within the stop limit).
+STOP_RACE_S = 0.005
+
 failures = 0
 failed = []         # what each failed check said, listed again by done()
 
