@@ -365,7 +365,7 @@ def main(argv=None) -> int:
         model, mc, kvs = export_mod.read_model(a.model)
     except (OSError, ValueError, KeyError) as e:
         raise SystemExit(f"{a.model}: cannot be read as a model: {e}")
-    dtype = "f16" if int(kvs.get("general.file_type", 0)) == 1 else "f32"
+    dtype = {v: k for k, v in export_mod.FILE_TYPES.items()}.get(int(kvs.get("general.file_type", 0)), "f32")
     train_seqs, held = load(a.train, mc.vocab_name), load(a.held, mc.vocab_name)
     ref = load(a.reference, mc.vocab_name)
     bar.show("scoring the start model")

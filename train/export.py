@@ -2,7 +2,7 @@
 
 No gguf package: the format is small and written here by hand.
 
-    export_model(model, cfg, path, provenance, dtype="f32"|"f16")   the trainer calls this
+    export_model(model, cfg, path, provenance, dtype="f32"|"f16"|"i8")   the trainer calls this
     read_model(path) -> (MusicTransformer, ModelConfig, kv dict)      golden tests, bench_torch
     write_gguf(path, kvs, tensors)                                     low level (numpy only)
     read_gguf(path) -> (kvs, {name: numpy array})                      low level (numpy only)
@@ -29,8 +29,12 @@ ARCH = "continuo-music-transformer"
 T_UINT8, T_INT8, T_UINT16, T_INT16, T_UINT32, T_INT32, T_FLOAT32, T_BOOL, T_STRING, \
     T_ARRAY, T_UINT64, T_INT64, T_FLOAT64 = range(13)
 # ggml tensor types used here.
-GGML_F32, GGML_F16, GGML_I32 = 0, 1, 26
-_NP_OF_GGML = {GGML_F32: np.dtype("<f4"), GGML_F16: np.dtype("<f2"), GGML_I32: np.dtype("<i4")}
+GGML_F32, GGML_F16, GGML_I8, GGML_I32 = 0, 1, 24, 26
+_NP_OF_GGML = {GGML_F32: np.dtype("<f4"), GGML_F16: np.dtype("<f2"), GGML_I8: np.dtype("i1"),
+               GGML_I32: np.dtype("<i4")}
+# general.file_type: ggml's numbers for all-F32 and mostly-F16 files; mostly
+# I8 (int8 rows with F32 scales) has none in ggml, so continuo's own.
+FILE_TYPES = {"f32": 0, "f16": 1, "i8": 1024}
 _GGML_OF_NP = {v: k for k, v in _NP_OF_GGML.items()}
 
 # Vocabulary layouts (must agree with src/codec/vocab.c; the engine checks).
@@ -87,7 +91,7 @@ def _kv_type(value):
 
 def write_gguf(path: str, kvs: dict, tensors: list) -> None:
     """Writes PATH all or nothing. KVS: ordered {key: value}; TENSORS: [(name, numpy array)]
-    with arrays of dtype <f4, <f2 or <i4, in torch (row-major) shape; GGUF dims are written
+    with arrays of dtype <f4, <f2, i1 or <i4, in torch (row-major) shape; GGUF dims are written
     innermost first (the reverse)."""
     kvs = dict(kvs)
     kvs["general.alignment"] = (T_UINT32, ALIGNMENT)
@@ -218,13 +222,31 @@ def _cfg_dict(cfg) -> dict:
     return cfg.to_dict() if hasattr(cfg, "to_dict") else dict(cfg)
 
 
+def quantize_rows(a):
+    """A 2-D float array as int8 rows and their F32 scales (models/FORMAT.md):
+    scale = max |row| / 127 (1 for a row of zeros), q = round(w / scale) to
+    nearest even, within -127..127; row r is q[r] * scale[r]."""
+    a = np.asarray(a, dtype=np.float32)
+    scale = (np.abs(a).max(axis=1) / np.float32(127)).astype(np.float32)
+    scale[scale == 0] = 1
+    q = np.clip(np.rint(a / scale[:, None]), -127, 127).astype(np.int8)
+    return q, scale
+
+
+def dequantize_rows(q, scale):
+    """quantize_rows's weights as the engine computes with them (float32)."""
+    return q.astype(np.float32) * scale.astype(np.float32)[:, None]
+
+
 def export_model(model, cfg, path: str, provenance: dict = None, dtype: str = "f32") -> None:
     """Writes MODEL (a MusicTransformer) with config CFG (ModelConfig or dict) to PATH.
     DTYPE "f16" stores the matrices (embedding, projections, relative embeddings) as
-    IEEE half; norms and biases stay f32. PROVENANCE: data, steps, valid_nll, date,
+    IEEE half; "i8" stores the embedding and the projections as int8 rows with a
+    scale per row (X.weight I8, X.scale F32) and the relative embeddings as half;
+    norms and biases stay f32. PROVENANCE: data, steps, valid_nll, date,
     command (missing date/command are filled in), any other key is stored too."""
-    if dtype not in ("f32", "f16"):
-        raise ValueError(f"dtype {dtype!r}: expected 'f32' or 'f16'")
+    if dtype not in FILE_TYPES:
+        raise ValueError(f"dtype {dtype!r}: expected 'f32', 'f16' or 'i8'")
     c = _cfg_dict(cfg)
     vname = c.get("vocab_name", "mt310")
     if vname not in VOCABS:
@@ -234,7 +256,7 @@ def export_model(model, cfg, path: str, provenance: dict = None, dtype: str = "f
         raise ValueError(f"vocab_size {c['vocab_size']} != {voc['size']} of {vname}")
     kvs = {"general.architecture": ARCH,
            "general.name": os.path.splitext(os.path.basename(path))[0],
-           "general.file_type": (T_UINT32, 1 if dtype == "f16" else 0)}
+           "general.file_type": (T_UINT32, FILE_TYPES[dtype])}
     for k in HPARAMS:
         kvs["continuo." + k] = (T_UINT32, int(c[k]))
     kvs["continuo.layer_norm_eps"] = (T_FLOAT32, 1e-5)
@@ -263,7 +285,12 @@ def export_model(model, cfg, path: str, provenance: dict = None, dtype: str = "f
     tensors = []
     for name, key in _tensor_names(c["n_layers"]):
         a = sd[key]
-        if dtype == "f16" and a.ndim >= 2:
+        if dtype == "i8" and a.ndim == 2:
+            q, scale = quantize_rows(a)
+            tensors.append((name, q))
+            tensors.append((name[:-len(".weight")] + ".scale", scale.astype("<f4")))
+            continue
+        if dtype in ("f16", "i8") and a.ndim >= 2:
             a = a.astype("<f2")
         tensors.append((name, a.astype(a.dtype.newbyteorder("<"))))
     write_gguf(path, kvs, tensors)
@@ -280,7 +307,12 @@ def read_model(path: str):
     cfg = ModelConfig(**{k: int(kvs["continuo." + k]) for k in HPARAMS},
                       vocab_name=kvs.get("continuo.vocab.name", "mt310"), dropout=0.0)
     model = MusicTransformer(cfg)
-    sd = {key: torch.from_numpy(tensors[name].astype(np.float32)) for name, key in _tensor_names(cfg.n_layers)}
+    def weights(name):
+        t = tensors[name]
+        if t.dtype == np.int8:
+            return dequantize_rows(t, tensors[name[:-len(".weight")] + ".scale"])
+        return t.astype(np.float32)
+    sd = {key: torch.from_numpy(weights(name)) for name, key in _tensor_names(cfg.n_layers)}
     model.load_state_dict(sd)
     model.eval()
     return model, cfg, kvs
@@ -304,8 +336,11 @@ def random_model(cfg, seed: int = 0, scale: float = 0.02):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="Write a random-weight continuo model file (GGUF).")
-    ap.add_argument("--random", metavar="OUT", required=True, help="output .gguf path")
+    ap = argparse.ArgumentParser(description="Write a random-weight continuo model file (GGUF), "
+                                             "or store a model file's weights in another type.")
+    ap.add_argument("--random", metavar="OUT", help="output .gguf path")
+    ap.add_argument("--convert", nargs=2, metavar=("IN", "OUT"),
+                    help="IN's weights (provenance kept) stored as --dtype in OUT")
     ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--d-model", type=int, default=512)
     ap.add_argument("--heads", type=int, default=8)
@@ -313,10 +348,26 @@ def main(argv=None) -> int:
     ap.add_argument("--max-rel", type=int, default=1024)
     ap.add_argument("--context", type=int, default=2048)
     ap.add_argument("--vocab", default="mt310", choices=sorted(VOCABS))
-    ap.add_argument("--dtype", default="f32", choices=("f32", "f16"))
+    ap.add_argument("--dtype", default="f32", choices=tuple(FILE_TYPES))
+    ap.add_argument("--valid-nll", type=float, help="--convert: OUT's validation NLL as measured "
+                    "(`continuo eval`; else IN's is kept)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--scale", type=float, default=0.02, help="std of the random weights")
     a = ap.parse_args(argv)
+    if bool(a.random) == bool(a.convert):
+        ap.error("give one of --random OUT and --convert IN OUT")
+    if a.convert:
+        src, out = a.convert
+        model, cfg, kvs = read_model(src)
+        prefix = "continuo.provenance."
+        prov = {k[len(prefix):]: v for k, v in kvs.items() if k.startswith(prefix)}
+        prov["converted"] = f"from {os.path.basename(src)} (general.file_type {kvs.get('general.file_type')}) to {a.dtype}"
+        if a.valid_nll is not None:
+            prov["valid_nll_before_conversion"] = prov.get("valid_nll")
+            prov["valid_nll"] = a.valid_nll
+        export_model(model, cfg, out, prov, a.dtype)
+        print(f"{out}: {model.n_params()} parameters, {a.dtype} (from {src})")
+        return 0
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from model import ModelConfig
     cfg = ModelConfig(vocab_size=VOCABS[a.vocab]["size"], vocab_name=a.vocab, n_layers=a.layers,

@@ -19,8 +19,8 @@ For each case (a small random-weight model) writes into OUTDIR:
   CASE.tok        a token file of two sequences (one longer than the context)
   CASE.nll        "nll <nats per event> events <count>" by model.eval_windows + sequence_nll
   CASE.stream.nll the same for `continuo eval --memory stream`: each sequence one rolling stream
-The references come from the model as read back from CASE.gguf, so f16 storage is
-compared with the same rounded weights the engine uses.
+The references come from the model as read back from CASE.gguf, so f16 and i8 storage
+are compared with the same rounded weights the engine uses.
 """
 
 import os
@@ -42,6 +42,9 @@ CASES = {
     "h2_rel12_ctx20_f16": (3, 32, 2, 64, 12, 20, "f16"),
     # a context of several prefill blocks (forward.c PREFILL_BLOCK = 64)
     "h2_rel48_ctx150_f32": (1, 32, 2, 64, 48, 150, "f32"),
+    # int8 rows with their scales (the shipped model's storage); 80 columns:
+    # runs of 32 and 16 and (d_ff 144) a tail of 16
+    "h5_rel24_ctx40_i8": (2, 80, 5, 144, 24, 40, "i8"),
 }
 
 

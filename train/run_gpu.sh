@@ -10,14 +10,14 @@
 #   train/run_gpu.sh                THERE (a GPU machine, the pack carried into the repository:
 #                                   carry ["gpu-pack"]): unpack and check the token files, train
 #                                   $CONFIG for $TRAIN_SECONDS, score the whole valid split (fp32,
-#                                   window memory, the f16 weights of the file: `continuo eval`'s
+#                                   window memory, the weights as the file stores them: `continuo eval`'s
 #                                   number), export the model file; all inside $DEADLINE seconds
 #   train/run_gpu.sh --dry-run      HERE: every step of both on a few files and a tiny model on
 #                                   the CPU, then the parts joined, checked and scored by
 #                                   `continuo eval` against the trainer's number (a test)
 #
 # Results (the small files only) go to $OUT (the device tool's folder), else out/gpu_run:
-#   model.gguf.part-NN      the f16 model file in parts of $PART_BYTES (15m: under the 16 MiB a
+#   model.gguf.part-NN      the model file (i8: int8 rows) in parts of $PART_BYTES (15m: under the 16 MiB a
 #                           file the device tool brings back)
 #   model.gguf.sha256       join with: cat model.gguf.part-* > model.gguf && sha256sum -c model.gguf.sha256
 #   results.tar.gz          log.txt, config.json, command.txt, result.json, loss.png, MANIFEST.json

@@ -85,7 +85,7 @@ DEFAULTS = {
     },
     "export": {
         "file": "model.gguf",     # relative to the output folder
-        "dtype": "f16",           # "f16" or "f32"
+        "dtype": "i8",            # "i8" (int8 rows, models/FORMAT.md), "f16" or "f32"
         "every_checkpoint": True, # keep an up-to-date model file beside each checkpoint
     },
 }
@@ -335,12 +335,18 @@ def export(model, mcfg: ModelConfig, path: str, provenance: dict, dtype: str, lo
 
 def weights_as_exported(model, dtype: str):
     """A copy of MODEL holding the weights the way train/export.py stores
-    them: with DTYPE f16, the matrices (ndim >= 2) rounded to half."""
+    them: with DTYPE f16, the matrices (ndim >= 2) rounded to half; with
+    i8, the 2-D ones as int8 rows times their scales (export.quantize_rows),
+    the relative tables (3-D) rounded to half."""
     m = copy.deepcopy(model)
-    if dtype == "f16":
+    if dtype in ("f16", "i8"):
+        from export import dequantize_rows, quantize_rows
         with torch.no_grad():
             for p in m.parameters():
-                if p.dim() >= 2:
+                if dtype == "i8" and p.dim() == 2:
+                    w = dequantize_rows(*quantize_rows(p.detach().cpu().float().numpy()))
+                    p.copy_(torch.from_numpy(w).to(p.device))
+                elif p.dim() >= 2:
                     p.copy_(p.half().float())
     return m
 

@@ -536,7 +536,8 @@ static void print_model(const model *m, const char *path, int threads)
     const model_config *c = &m->cfg;
     printf("model %s: %zu parameters, %d layers, d %d, %d heads, ff %d, max_rel %d, context %d, %s weights "
            "(%.1f MB)\nthreads %d, kernels %s\n", path, m->w.n_params, c->n_layers, c->d_model, c->n_heads,
-           c->d_ff, c->max_rel, c->context, m->f16 ? "F16" : "F32", m->w.bytes / 1e6, threads,
+           c->d_ff, c->max_rel, c->context,
+           m->i8 ? "I8 (relative tables F16)" : m->f16 ? "F16" : "F32", m->w.bytes / 1e6, threads,
            kernels_level_name(kernels_level()));
     fflush(stdout);
 }

@@ -360,7 +360,7 @@ static void head_items(const step_job *j, const float *xb, int h, int a, int b, 
     size_t esize = L->er.type == GGML_TYPE_F16 ? 2 : 4;
     float scale = 1.0f / sqrtf((float)dh);
     qkv_rows(j, xb, h, a, b);
-    matrix er = { (const char *)L->er.data + (size_t)h * M * dh * esize, L->er.type, M, dh };
+    matrix er = { (const char *)L->er.data + (size_t)h * M * dh * esize, L->er.type, M, dh, NULL };
     matmat(st->rel + ((size_t)a * H + (size_t)h) * M, (size_t)H * M, &er, st->q + (size_t)a * d + h * dh, (size_t)d,
            b - a, 0, m);
     if (st->n_runs > 0) {

@@ -105,6 +105,7 @@ const char *ggml_type_name(uint32_t type)
     switch (type) {
     case GGML_TYPE_F32: return "F32";
     case GGML_TYPE_F16: return "F16";
+    case GGML_TYPE_I8:  return "I8";
     case GGML_TYPE_I32: return "I32";
     case 30:            return "BF16";
     default:            return "unsupported";
@@ -221,8 +222,9 @@ static int read_tensor_info(cursor *c, gguf_tensor *t)
     switch (t->type) {
     case GGML_TYPE_F32: case GGML_TYPE_I32: esize = 4; break;
     case GGML_TYPE_F16: esize = 2; break;
+    case GGML_TYPE_I8:  esize = 1; break;
     default:
-        gerr(c->f, "%s: byte %" PRIu64 ": tensor '%s' has type %u (%s); only F32, F16 and I32 are supported",
+        gerr(c->f, "%s: byte %" PRIu64 ": tensor '%s' has type %u (%s); only F32, F16, I8 and I32 are supported",
                   c->f->path, at, t->name, t->type, ggml_type_name(t->type));
         return -1;
     }

@@ -14,7 +14,7 @@ enum {
 };
 
 /* Tensor element types (ggml numbering); only these are accepted. */
-enum { GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 1, GGML_TYPE_I32 = 26 };
+enum { GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 1, GGML_TYPE_I8 = 24, GGML_TYPE_I32 = 26 };
 
 #define GGUF_MAX_DIMS 4
 

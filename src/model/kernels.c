@@ -120,6 +120,20 @@ static float dot_f16_scalar(const uint16_t *w, const float *x, int n)
     return s0 + s1;
 }
 
+/* W . x for int8 weights (the row's scale is applied by the caller). */
+static float dot_i8_scalar(const int8_t *w, const float *x, int n)
+{
+    float s0 = 0, s1 = 0;
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+        s0 += (float)w[i] * x[i];
+        s1 += (float)w[i + 1] * x[i + 1];
+    }
+    for (; i < n; i++)
+        s0 += (float)w[i] * x[i];
+    return s0 + s1;
+}
+
 static void axpy_scalar(float *y, float a, const float *x, int n)
 {
     for (int i = 0; i < n; i++)
@@ -142,6 +156,7 @@ static void axpy_scalar(float *y, float a, const float *x, int n)
 
 ROWS_EACH(rows_f32_scalar, , dot_scalar, float)
 ROWS_EACH(rows_f16_scalar, , dot_f16_scalar, uint16_t)
+ROWS_EACH(rows_i8_scalar, , dot_i8_scalar, int8_t)
 
 /* out (dh) += sum_j p[j] V[j] over N rows (half floats) LD apart, j in
  * order: a sum split into runs of rows has the bits of one pass over them
@@ -210,42 +225,40 @@ static float hsum256(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
-__attribute__((target("avx2,fma")))
-static float dot_avx2(const float *a, const float *b, int n)
-{
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
-    }
-    for (; i + 8 <= n; i += 8)
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-    float s = hsum256(_mm256_add_ps(s0, s1));
-    for (; i < n; i++)
-        s += a[i] * b[i];
-    return s;
-}
+/* The weight loads and conversions of each element type, 8 and 16 at a
+ * time, and one weight as a float (the tails). */
+#define LOAD8_F32(p)  _mm256_loadu_ps(p)
+#define LOAD8_F16(p)  _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define LOAD8_I8(p)   _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p))))
+#define LOAD16_F32(p) _mm512_loadu_ps(p)
+#define LOAD16_F16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define LOAD16_I8(p)  _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(p))))
+#define TO_F32(w)     (w)
+#define F16_TO_F32(w) f16_to_f32(w)
+#define I8_TO_F32(w)  ((float)(w))
 
-__attribute__((target("avx2,fma,f16c")))
-static float dot_f16_avx2(const uint16_t *w, const float *x, int n)
-{
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        s0 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + i))),
-                             _mm256_loadu_ps(x + i), s0);
-        s1 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + i + 8))),
-                             _mm256_loadu_ps(x + i + 8), s1);
+/* W . x, two chains of eight (s0 over columns 0-7, 16-23, ...; s1 over
+ * 8-15, ...), then the tail one by one. */
+#define DOT_AVX2(name, target, wtype, LOADW, TOF)                                                  \
+    target static float name(const wtype *w, const float *x, int n)                                \
+    {                                                                                              \
+        __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();                                 \
+        int i = 0;                                                                                 \
+        for (; i + 16 <= n; i += 16) {                                                             \
+            s0 = _mm256_fmadd_ps(LOADW(w + i), _mm256_loadu_ps(x + i), s0);                        \
+            s1 = _mm256_fmadd_ps(LOADW(w + i + 8), _mm256_loadu_ps(x + i + 8), s1);                \
+        }                                                                                          \
+        for (; i + 8 <= n; i += 8)                                                                 \
+            s0 = _mm256_fmadd_ps(LOADW(w + i), _mm256_loadu_ps(x + i), s0);                        \
+        float s = hsum256(_mm256_add_ps(s0, s1));                                                  \
+        for (; i < n; i++)                                                                         \
+            s += TOF(w[i]) * x[i];                                                                 \
+        return s;                                                                                  \
     }
-    for (; i + 8 <= n; i += 8)
-        s0 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + i))),
-                             _mm256_loadu_ps(x + i), s0);
-    float s = hsum256(_mm256_add_ps(s0, s1));
-    for (; i < n; i++)
-        s += f16_to_f32(w[i]) * x[i];
-    return s;
-}
+
+DOT_AVX2(dot_avx2, __attribute__((target("avx2,fma"))), float, LOAD8_F32, TO_F32)
+DOT_AVX2(dot_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOAD8_F16, F16_TO_F32)
+DOT_AVX2(dot_i8_avx2, __attribute__((target("avx2,fma"))), int8_t, LOAD8_I8, I8_TO_F32)
 
 /* The sum of V's lanes in GCC's _mm512_reduce_add_ps order (lane i with
  * i+8, then i+4, i+2, i+1), spelled out so that hsum512x8 below can give
@@ -308,42 +321,28 @@ static inline __m512 hsum512x16(const __m512 v[16])
                          _mm512_shuffle_ps(y[0], y[1], _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-__attribute__((target("avx512f")))
-static float dot_avx512(const float *a, const float *b, int n)
-{
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-    int i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
+/* dot_avx2's steps sixteen at a time (s0: columns 0-15, 32-47, ...),
+ * reduced by hsum512. */
+#define DOT_AVX512(name, wtype, LOADW, TOF)                                                        \
+    __attribute__((target("avx512f"))) static float name(const wtype *w, const float *x, int n)    \
+    {                                                                                              \
+        __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();                                 \
+        int i = 0;                                                                                 \
+        for (; i + 32 <= n; i += 32) {                                                             \
+            s0 = _mm512_fmadd_ps(LOADW(w + i), _mm512_loadu_ps(x + i), s0);                        \
+            s1 = _mm512_fmadd_ps(LOADW(w + i + 16), _mm512_loadu_ps(x + i + 16), s1);              \
+        }                                                                                          \
+        for (; i + 16 <= n; i += 16)                                                               \
+            s0 = _mm512_fmadd_ps(LOADW(w + i), _mm512_loadu_ps(x + i), s0);                        \
+        float s = hsum512(_mm512_add_ps(s0, s1));                                                  \
+        for (; i < n; i++)                                                                         \
+            s += TOF(w[i]) * x[i];                                                                 \
+        return s;                                                                                  \
     }
-    for (; i + 16 <= n; i += 16)
-        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-    float s = hsum512(_mm512_add_ps(s0, s1));
-    for (; i < n; i++)
-        s += a[i] * b[i];
-    return s;
-}
 
-__attribute__((target("avx512f")))
-static float dot_f16_avx512(const uint16_t *w, const float *x, int n)
-{
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-    int i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w + i))),
-                             _mm512_loadu_ps(x + i), s0);
-        s1 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w + i + 16))),
-                             _mm512_loadu_ps(x + i + 16), s1);
-    }
-    for (; i + 16 <= n; i += 16)
-        s0 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w + i))),
-                             _mm512_loadu_ps(x + i), s0);
-    float s = hsum512(_mm512_add_ps(s0, s1));
-    for (; i < n; i++)
-        s += f16_to_f32(w[i]) * x[i];
-    return s;
-}
+DOT_AVX512(dot_avx512, float, LOAD16_F32, TO_F32)
+DOT_AVX512(dot_f16_avx512, uint16_t, LOAD16_F16, F16_TO_F32)
+DOT_AVX512(dot_i8_avx512, int8_t, LOAD16_I8, I8_TO_F32)
 
 __attribute__((target("avx512f")))
 static void axpy_avx512(float *y, float a, const float *x, int n)
@@ -367,12 +366,6 @@ static void axpy_avx2(float *y, float a, const float *x, int n)
         y[i] += a * x[i];
 }
 
-#define LOAD8_F32(p)  _mm256_loadu_ps(p)
-#define LOAD8_F16(p)  _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
-#define LOAD16_F32(p) _mm512_loadu_ps(p)
-#define LOAD16_F16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
-#define TO_F32(w)     (w)
-#define F16_TO_F32(w) f16_to_f32(w)
 
 /* AVX2: each row is loaded (and converted) once for up to 4 vectors; each
  * dot product is dot_avx2's / dot_f16_avx2's, step for step.  The group's
@@ -436,6 +429,7 @@ static void axpy_avx2(float *y, float a, const float *x, int n)
 
 ROWS_AVX2(rows_f32_avx2, __attribute__((target("avx2,fma"))), float, LOAD8_F32, TO_F32, dot_avx2)
 ROWS_AVX2(rows_f16_avx2, __attribute__((target("avx2,fma,f16c"))), uint16_t, LOAD8_F16, F16_TO_F32, dot_f16_avx2)
+ROWS_AVX2(rows_i8_avx2, __attribute__((target("avx2,fma"))), int8_t, LOAD8_I8, I8_TO_F32, dot_i8_avx2)
 
 /* AVX-512: eight dot products at a time, G vectors (8, 4, 2 or 1) times
  * 8/G rows, each row loaded once for its G vectors and the eight sums
@@ -669,6 +663,14 @@ ROWS_AVX512(rows_f32_avx512, dots8_f32_avx512, dots16w_f32_avx512_, dots16_f32_a
             dot_avx512)
 ROWS_AVX512(rows_f16_avx512, dots8_f16_avx512, dots16w_f16_avx512_, dots16_f16_avx512, dots16q2_f16_avx512, uint16_t,
             dot_f16_avx512)
+DOTS8_AVX512(dots8_i8_avx512, int8_t, LOAD16_I8, I8_TO_F32)
+DOTS16W_AVX512(dots16w_i8_avx512_8, int8_t, LOAD16_I8, I8_TO_F32, 8)
+DOTS16W_AVX512(dots16w_i8_avx512_4, int8_t, LOAD16_I8, I8_TO_F32, 4)
+DOTS16W_AVX512(dots16w_i8_avx512_2, int8_t, LOAD16_I8, I8_TO_F32, 2)
+DOTS16_AVX512(dots16_i8_avx512, int8_t, LOAD16_I8)
+DOTS16Q2_AVX512(dots16q2_i8_avx512, int8_t, LOAD16_I8)
+ROWS_AVX512(rows_i8_avx512, dots8_i8_avx512, dots16w_i8_avx512_, dots16_i8_avx512, dots16q2_i8_avx512, int8_t,
+            dot_i8_avx512)
 
 /* Accumulators stay in registers when dh <= 128 and a multiple of 16. */
 __attribute__((target("avx512f")))
@@ -1135,6 +1137,8 @@ typedef struct kernel_table {
                       int cols, int nb, int r0, int r1);
     void  (*rows_f16)(float *out, size_t ldo, const uint16_t *w, size_t ld, const float *x, size_t ldx,
                       int cols, int nb, int r0, int r1);
+    void  (*rows_i8)(float *out, size_t ldo, const int8_t *w, size_t ld, const float *x, size_t ldx,
+                     int cols, int nb, int r0, int r1);
     /* out (dh) += sum_j p[j] V[j] over N rows of half floats LD apart */
     void  (*weighted_rows)(float *out, const uint16_t *v, size_t ld, const float *p, int n, int dh);
     /* the same for NQ queries over the same rows: OUT + b LDO, P + b LDP */
@@ -1160,6 +1164,7 @@ static const kernel_table kernel_tables[] = {
         .axpy = axpy_scalar,
         .rows_f32 = rows_f32_scalar,
         .rows_f16 = rows_f16_scalar,
+        .rows_i8 = rows_i8_scalar,
         .weighted_rows = weighted_rows_scalar,
         .weighted_rows_n = weighted_rows_n_scalar,
         .gelu = gelu_scalar,
@@ -1176,6 +1181,7 @@ static const kernel_table kernel_tables[] = {
         .axpy = axpy_avx2,
         .rows_f32 = rows_f32_avx2,
         .rows_f16 = rows_f16_avx2,
+        .rows_i8 = rows_i8_avx2,
         .weighted_rows = weighted_rows_avx2,
         .weighted_rows_n = weighted_rows_n_avx2,
         .gelu = gelu_avx2,
@@ -1191,6 +1197,7 @@ static const kernel_table kernel_tables[] = {
         .axpy = axpy_avx512,
         .rows_f32 = rows_f32_avx512,
         .rows_f16 = rows_f16_avx512,
+        .rows_i8 = rows_i8_avx512,
         .weighted_rows = weighted_rows_avx512,
         .weighted_rows_n = weighted_rows_n_avx512,
         .gelu = gelu_avx512,
@@ -1244,10 +1251,20 @@ void f32_to_f16_row(uint16_t *out, const float *in, size_t n)
     kernels()->f32_to_f16_row(out, in, n);
 }
 
+/* Row R of an I8 matrix: its int8 weights times the row's scale. */
+static void i8_row(float *out, const matrix *m, int r)
+{
+    const int8_t *q = (const int8_t *)m->data + (size_t)r * (size_t)m->cols;
+    for (int c = 0; c < m->cols; c++)
+        out[c] = (float)q[c] * m->scale[r];
+}
+
 void matrix_row(float *out, const matrix *m, int r)
 {
     if (m->type == GGML_TYPE_F16)
         f16_to_f32_row(out, (const uint16_t *)m->data + (size_t)r * m->cols, (size_t)m->cols);
+    else if (m->type == GGML_TYPE_I8)
+        i8_row(out, m, r);
     else
         memcpy(out, (const float *)m->data + (size_t)r * m->cols, sizeof(float) * (size_t)m->cols);
 }
@@ -1257,6 +1274,9 @@ void matrix_to_f32(float *out, const matrix *m)
     size_t n = (size_t)m->rows * (size_t)m->cols;
     if (m->type == GGML_TYPE_F16)
         f16_to_f32_row(out, m->data, n);
+    else if (m->type == GGML_TYPE_I8)
+        for (int r = 0; r < m->rows; r++)
+            i8_row(out + (size_t)r * (size_t)m->cols, m, r);
     else
         memcpy(out, m->data, sizeof(float) * n);
 }
@@ -1275,7 +1295,14 @@ void matmat(float *out, size_t ldo, const matrix *w, const float *x, size_t ldx,
 {
     if (w->type == GGML_TYPE_F16)
         kernels()->rows_f16(out, ldo, w->data, (size_t)w->cols, x, ldx, w->cols, nb, r0, r1);
-    else
+    else if (w->type == GGML_TYPE_I8) {
+        /* int8 rows: the sums of q x, then each times its row's scale (the
+         * same two roundings for every item, so a batch has one's bits) */
+        kernels()->rows_i8(out, ldo, w->data, (size_t)w->cols, x, ldx, w->cols, nb, r0, r1);
+        for (int b = 0; b < nb; b++)
+            for (int r = r0; r < r1; r++)
+                out[(size_t)b * ldo + (size_t)(r - r0)] *= w->scale[r];
+    } else
         kernels()->rows_f32(out, ldo, w->data, (size_t)w->cols, x, ldx, w->cols, nb, r0, r1);
 }
 
@@ -1290,7 +1317,8 @@ void matvec_naive(float *out, const matrix *w, const float *x, int r0, int r1)
         double s = 0;
         for (int c = 0; c < w->cols; c++) {
             size_t k = (size_t)r * (size_t)w->cols + (size_t)c;
-            float wv = w->type == GGML_TYPE_F16 ? f16_to_f32(((const uint16_t *)w->data)[k])
+            float wv = w->type == GGML_TYPE_F16  ? f16_to_f32(((const uint16_t *)w->data)[k])
+                       : w->type == GGML_TYPE_I8 ? (float)((const int8_t *)w->data)[k] * w->scale[r]
                                                  : ((const float *)w->data)[k];
             s += (double)wv * x[c];
         }

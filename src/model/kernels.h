@@ -27,11 +27,13 @@ void     f16_to_f32_row(float *out, const uint16_t *in, size_t n);
 /* Half floats of IN (n), rounded to nearest even (f32_to_f16's bits). */
 void     f32_to_f16_row(uint16_t *out, const float *in, size_t n);
 
-/* A row-major (rows, cols) matrix stored as F32 or F16 (GGML_TYPE_*). */
+/* A row-major (rows, cols) matrix stored as F32, F16 or I8 (GGML_TYPE_*):
+ * an I8 matrix's row r is its int8 weights times scale[r]. */
 typedef struct matrix {
     const void *data;       /* borrowed: points into the mapped model file */
-    int type;               /* GGML_TYPE_F32 or GGML_TYPE_F16 */
+    int type;               /* GGML_TYPE_F32, GGML_TYPE_F16 or GGML_TYPE_I8 */
     int rows, cols;
+    const float *scale;     /* I8: the rows' scales (rows floats, borrowed); else NULL */
 } matrix;
 
 /* Row R of M as floats into OUT (cols). */

@@ -74,9 +74,9 @@ static const gguf_tensor *get_tensor(const gguf_file *f, const char *name, int f
                   "for the hyperparameters in the file" REGEN, f->path, t->info_offset, name, got, exp);
         return NULL;
     }
-    if (t->type != GGML_TYPE_F32 && (f32_only || t->type != GGML_TYPE_F16)) {
+    if (t->type != GGML_TYPE_F32 && (f32_only || (t->type != GGML_TYPE_F16 && t->type != GGML_TYPE_I8))) {
         log_error("%s: byte %" PRIu64 ": tensor '%s' has type %s, expected %s" REGEN, f->path,
-                  t->info_offset, name, ggml_type_name(t->type), f32_only ? "F32" : "F32 or F16");
+                  t->info_offset, name, ggml_type_name(t->type), f32_only ? "F32" : "F32, F16 or I8");
         return NULL;
     }
     return t;
@@ -91,21 +91,30 @@ static int get_vec(const gguf_file *f, const char *name, int n, const float **ou
     return 0;
 }
 
+/* Matrix NAME ("X.weight"); an I8 one comes with its rows' scales, the
+ * F32 vector "X.scale" (models/FORMAT.md). */
 static int get_mat(const gguf_file *f, const char *name, int rows, int cols, matrix *out)
 {
     const gguf_tensor *t = get_tensor(f, name, 0, rows, cols, 0);
     if (!t)
         return -1;
-    out->data = t->data;
-    out->type = (int)t->type;
-    out->rows = rows;
-    out->cols = cols;
-    return 0;
+    *out = (matrix){ t->data, (int)t->type, rows, cols, NULL };
+    if (t->type != GGML_TYPE_I8)
+        return 0;
+    char sname[96];
+    size_t n = strlen(name), suffix = strlen(".weight");
+    if (n < suffix || n - suffix + sizeof ".scale" > sizeof sname) {
+        log_error("%s: tensor '%s': an I8 matrix's name must end in .weight" REGEN, f->path, name);
+        return -1;
+    }
+    snprintf(sname, sizeof sname, "%.*s.scale", (int)(n - suffix), name);
+    return get_vec(f, sname, rows, &out->scale);
 }
 
 static size_t mat_bytes(const matrix *m)
 {
-    return (size_t)m->rows * (size_t)m->cols * (m->type == GGML_TYPE_F16 ? 2 : 4);
+    size_t n = (size_t)m->rows * (size_t)m->cols;
+    return m->type == GGML_TYPE_I8 ? n + 4 * (size_t)m->rows : n * (m->type == GGML_TYPE_F16 ? 2 : 4);
 }
 
 /* The transformer's hyperparameters (continuo.*), checked for range. */
@@ -229,16 +238,24 @@ static int load_weights(model *m)
 #undef NM
         if (!t)
             return -1;
-        L->er = (matrix){ t->data, (int)t->type, c->n_heads * c->max_rel, c->d_head };
+        if (t->type == GGML_TYPE_I8) {
+            log_error("%s: byte %" PRIu64 ": tensor '%s' has type I8, expected F32 or F16 (the relative "
+                      "tables have no scales)" REGEN, f->path, t->info_offset, t->name);
+            return -1;
+        }
+        L->er = (matrix){ t->data, (int)t->type, c->n_heads * c->max_rel, c->d_head, NULL };
         size_t b = mat_bytes(&L->wq) + mat_bytes(&L->wk) + mat_bytes(&L->wv) + mat_bytes(&L->wo)
                    + mat_bytes(&L->w_up) + mat_bytes(&L->w_down) + 4 * (size_t)(5 * d + c->d_ff);
         w->bytes += b + mat_bytes(&L->er);
         w->decode_bytes += b;   /* E_r: only min(position, max_rel) rows are read, counted apart */
         const matrix *all[] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->w_up, &L->w_down, &L->er };
-        for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
             m->f16 |= all[k]->type == GGML_TYPE_F16;
+            m->i8 |= all[k]->type == GGML_TYPE_I8;
+        }
     }
     m->f16 |= w->token_embd.type == GGML_TYPE_F16;
+    m->i8 |= w->token_embd.type == GGML_TYPE_I8;
     w->n_params = (size_t)c->vocab_size * d + 2 * (size_t)d
                   + (size_t)c->n_layers * (4 * (size_t)d * d + (size_t)c->n_heads * c->max_rel * c->d_head
                                            + 2 * (size_t)d * c->d_ff + 5 * (size_t)d + (size_t)c->d_ff);
@@ -389,10 +406,10 @@ void model_step_free(model_step *st)
     memset(st, 0, sizeof *st);
 }
 
-/* Number of floats M needs as F32 when it is stored as F16, else 0. */
+/* Number of floats M needs as F32 when it is stored as F16 or I8, else 0. */
 static size_t f16_floats(const matrix *m)
 {
-    return m->type == GGML_TYPE_F16 ? (size_t)m->rows * (size_t)m->cols : 0;
+    return m->type != GGML_TYPE_F32 ? (size_t)m->rows * (size_t)m->cols : 0;
 }
 
 /* OUT = M as an F32 matrix: M itself when it is F32, else converted into *SLAB
@@ -400,15 +417,16 @@ static size_t f16_floats(const matrix *m)
 static void to_f32_matrix(matrix *out, const matrix *m, float **slab)
 {
     *out = *m;
-    if (m->type != GGML_TYPE_F16)
+    if (m->type == GGML_TYPE_F32)
         return;
     matrix_to_f32(*slab, m);
     out->data = *slab;
     out->type = GGML_TYPE_F32;
+    out->scale = NULL;
     *slab += f16_floats(m);
 }
 
-/* s->pw: the weights for prefill's sgemm, all F32; F16 ones converted once
+/* s->pw: the weights for prefill's sgemm, all F32; F16 and I8 ones converted once
  * (a prefill used to convert every matrix again each time). */
 static int prefill_weights_init(model_state *s, int *fail)
 {

@@ -74,6 +74,7 @@ typedef struct model {
     model_weights w;
     const char *name;           /* general.name, or "" */
     int f16;                    /* 1 when any matrix is stored as F16 */
+    int i8;                     /* 1 when any matrix is stored as I8 (with its rows' scales) */
 } model;
 
 /* Maps PATH and checks everything (structure, keys, every tensor's name,

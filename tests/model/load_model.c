@@ -19,9 +19,9 @@ int main(int argc, char **argv)
     }
     int toks[3] = { 2, 3, 4 };
     int rc = model_prefill(&s, toks, 3, NULL) == 0 && model_decode(&s, 5) ? 0 : 1;
-    printf("ok n_layers %d d_model %d n_heads %d d_ff %d max_rel %d context %d vocab %s %d f16 %d\n",
+    printf("ok n_layers %d d_model %d n_heads %d d_ff %d max_rel %d context %d vocab %s %d f16 %d i8 %d\n",
            m.cfg.n_layers, m.cfg.d_model, m.cfg.n_heads, m.cfg.d_ff, m.cfg.max_rel, m.cfg.context,
-           m.vocab.name, m.cfg.vocab_size, m.f16);
+           m.vocab.name, m.cfg.vocab_size, m.f16, m.i8);
     model_state_free(&s);
     model_free(&m);
     return rc;

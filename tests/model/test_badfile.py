@@ -77,6 +77,14 @@ def main() -> int:
         kv_str = dict(kvs, **{"continuo.d_model": "thirty-two"})
         kv_d64 = dict(kvs, **{"continuo.d_model": 64})
         kv_arch = dict(kvs, **{"general.architecture": "llama"})
+        # int8 rows (models/FORMAT.md): each I8 matrix needs its rows' scales
+        good_i8 = os.path.join(d, "good_i8.gguf")
+        export.export_model(export.random_model(cfg, 1), cfg, good_i8, {"data": "test"}, "i8")
+        kvs8, tensors8 = export.read_gguf(good_i8)
+        tl8 = list(tensors8.items())
+        i8_no_scale = [(n, a) for n, a in tl8 if n != "blk.1.ffn_down.scale"]
+        i8_short_scale = [(n, a[:-1] if n == "blk.0.attn_k.scale" else a) for n, a in tl8]
+        i8_rel = [(n, np.zeros(a.shape, "i1") if n == "blk.0.attn_rel.weight" else a) for n, a in tl8]
         cases = [
             ("empty", variant("empty", b""), ["too short"]),
             ("truncated header", variant("trunc_head", data[:300]), ["truncated"]),
@@ -92,6 +100,11 @@ def main() -> int:
             ("key of wrong type", variant("kv_type", kv=kv_str), ["continuo.d_model", "STRING", "regenerate"]),
             ("shape vs hyperparameters", variant("d64", kv=kv_d64), ["token_embd.weight", "dims", "regenerate"]),
             ("other architecture", variant("arch", kv=kv_arch), ["general.architecture", "llama"]),
+            ("I8 matrix without its scales", variant("i8_noscale", kv=kvs8, tl=i8_no_scale),
+             ["blk.1.ffn_down.scale", "missing", "regenerate"]),
+            ("I8 scales of the wrong length", variant("i8_short", kv=kvs8, tl=i8_short_scale),
+             ["blk.0.attn_k.scale", "dims", "regenerate"]),
+            ("I8 relative table", variant("i8_rel", kv=kvs8, tl=i8_rel), ["blk.0.attn_rel.weight", "I8", "F32 or F16"]),
             ("no such file", os.path.join(d, "nothing.gguf"), ["cannot open", "nothing.gguf"]),
         ]
         for what, path, needles in cases:
@@ -109,7 +122,7 @@ def main() -> int:
         # Readers ignore unknown keys and tensors.
         extra = variant("extra", kv=dict(kvs, **{"continuo.future_key": 7, "vendor.note": "x"}),
                         tl=tlist + [("vendor.extra", np.ones(4, "<f4"))])
-        for p in (good, extra):
+        for p in (good, extra, good_i8):
             r = subprocess.run([load, p], capture_output=True, text=True)
             print(f"{os.path.basename(p)}: exit {r.returncode}: {r.stdout.strip()} {r.stderr.strip()}")
             if r.returncode != 0 or "d_model 32" not in r.stdout:

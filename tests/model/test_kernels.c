@@ -55,6 +55,20 @@ static void test_half(void)
     CHECK(memcmp(a, b, sizeof a) == 0);
 }
 
+/* W (ROWS x COLS) as int8 rows and their scales, as train/export.py's
+ * quantize_rows stores them. */
+static void quantize(int8_t *q, float *scale, const float *w, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++) {
+        float mx = 0;
+        for (int i = 0; i < cols; i++)
+            mx = fmaxf(mx, fabsf(w[(size_t)r * cols + i]));
+        scale[r] = mx > 0 ? mx / 127 : 1;
+        for (int i = 0; i < cols; i++)
+            q[(size_t)r * cols + i] = (int8_t)lrintf(w[(size_t)r * cols + i] / scale[r]);
+    }
+}
+
 static void test_matvec(void)
 {
     int shapes[][2] = { { 17, 64 }, { 40, 512 }, { 3, 37 }, { 64, 1 }, { 9, 130 } };
@@ -69,7 +83,7 @@ static void test_matvec(void)
         }
         for (int i = 0; i < cols; i++)
             x[i] = frand();
-        matrix m32 = { w, GGML_TYPE_F32, rows, cols }, m16 = { wh, GGML_TYPE_F16, rows, cols };
+        matrix m32 = { w, GGML_TYPE_F32, rows, cols, NULL }, m16 = { wh, GGML_TYPE_F16, rows, cols, NULL };
         matvec(fast, &m32, x, 0, rows);
         matvec_naive(naive, &m32, x, 0, rows);
         CHECK(max_rel_diff(fast, naive, rows) < 1e-5);
@@ -86,6 +100,20 @@ static void test_matvec(void)
                 mag += fabs((double)w[(size_t)r * cols + i] * x[i]);
             CHECK(fabs((double)fast[r - 1] - naive[r - 1]) <= 0x1p-11 * mag * 1.01 + 1e-6);
         }
+        /* int8 rows with their scales: the kernel's sums times the scale are
+         * the dequantized matrix's product */
+        int8_t *wq = malloc((size_t)rows * cols);
+        float scale[64];
+        quantize(wq, scale, w, rows, cols);
+        matrix m8 = { wq, GGML_TYPE_I8, rows, cols, scale };
+        matvec(fast, &m8, x, 1, rows);
+        matvec_naive(naive, &m8, x, 1, rows);
+        CHECK(max_rel_diff(fast, naive, rows - 1) < 1e-5);
+        float row[512];
+        matrix_row(row, &m8, rows - 1);
+        for (int i = 0; i < cols; i++)
+            CHECK(row[i] == (float)wq[(size_t)(rows - 1) * cols + i] * scale[rows - 1]);
+        free(wq);
         free(w);
         free(x);
         free(wh);
@@ -104,26 +132,36 @@ static void test_matmat(void)
                         { 37, 48 }, { 50, 128 }, { 35, 16 }, { 19, 304 }, { 33, 272 } };
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
         int rows = shapes[k][0], cols = shapes[k][1], bad = 0;
-        float *w = malloc(sizeof(float) * rows * cols), x[NB][MAXC], one[64], many[NB][64];
+        float *w = malloc(sizeof(float) * rows * cols), x[NB][MAXC], one[64], many[NB][64], scale[64];
         uint16_t *wh = malloc(2 * (size_t)rows * cols);
+        int8_t *wq = malloc((size_t)rows * cols);
         for (int i = 0; i < rows * cols; i++)
             wh[i] = f32_to_f16(w[i] = frand());
+        quantize(wq, scale, w, rows, cols);
         for (int b = 0; b < NB; b++)
             for (int i = 0; i < cols; i++)
                 x[b][i] = frand();
-        matrix ms[2] = { { w, GGML_TYPE_F32, rows, cols }, { wh, GGML_TYPE_F16, rows, cols } };
-        for (int t = 0; t < 2; t++)
+        matrix ms[3] = { { w, GGML_TYPE_F32, rows, cols, NULL }, { wh, GGML_TYPE_F16, rows, cols, NULL },
+                         { wq, GGML_TYPE_I8, rows, cols, scale } };
+        for (int t = 0; t < 3; t++)
             for (int nb = 1; nb <= NB; nb++) {
                 matmat(&many[0][0], 64, &ms[t], &x[0][0], MAXC, nb, 1, rows);
                 for (int b = 0; b < nb; b++) {
                     matvec(one, &ms[t], x[b], 1, rows);
                     bad += memcmp(one, many[b], sizeof(float) * (size_t)(rows - 1)) != 0;
-                    /* and each is the one dot product's (F16 rows: the vector levels
-                     * convert and then take dot_f32's steps; scalar has its own) */
+                    /* and each is the one dot product's (F16 and I8 rows: the vector
+                     * levels convert and then take dot_f32's steps, an I8 row's
+                     * sum then times its scale; scalar has its own) */
                     for (int r = 1; r < rows && (t == 0 || kernels_level() > KERNEL_SCALAR); r++) {
                         float row[MAXC], dot;
-                        matrix_row(row, &ms[t], r);
+                        if (t == 2)
+                            for (int i = 0; i < cols; i++)
+                                row[i] = wq[(size_t)r * cols + i];
+                        else
+                            matrix_row(row, &ms[t], r);
                         dot = dot_f32(row, x[b], cols);
+                        if (t == 2)
+                            dot *= scale[r];
                         bad += memcmp(&dot, &many[b][r - 1], sizeof dot) != 0;
                     }
                 }
@@ -131,6 +169,7 @@ static void test_matmat(void)
         CHECK_INT(bad, 0);
         free(w);
         free(wh);
+        free(wq);
     }
 }
 
@@ -269,7 +308,7 @@ static void test_attend_query_dh(int dh)
     }
     for (int i = 0; i < dh; i++)
         q[i] = frand() * 2;
-    matrix e32 = { er, GGML_TYPE_F32, M, dh }, e16 = { erh, GGML_TYPE_F16, M, dh };
+    matrix e32 = { er, GGML_TYPE_F32, M, dh, NULL }, e16 = { erh, GGML_TYPE_F16, M, dh, NULL };
     int ns[] = { 1, 5, 10, 11, 40 };     /* below, at and past max_rel */
     for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
         int lds[2] = { ld, dh };         /* keys interleaved with other heads, or contiguous */
@@ -301,7 +340,7 @@ static void test_attend_query_dh(int dh)
     /* the relative term matters: a different table changes the output past distance 0 */
     memcpy(er2, er, sizeof er);
     er2[5 * dh] += 5;
-    matrix e2 = { er2, GGML_TYPE_F32, M, dh };
+    matrix e2 = { er2, GGML_TYPE_F32, M, dh, NULL };
     attend_query(fast, q, k, v, ld, 11, 10, &e32, dh, 0.3f, scores, rel);
     attend_query(naive, q, k, v, ld, 11, 10, &e2, dh, 0.3f, scores, rel);
     CHECK(max_rel_diff(fast, naive, dh) > 1e-4);
