@@ -11,12 +11,13 @@ in the scale, and `replay 1` plays the first answer again into the context.
 
 The knobs that move the music by degrees (density 2 plays at least 1.5
 times the notes per second, motif 1 comes back to the phrase's interval
-patterns more than motif 0 (the default, 0.4, is between), the two temperatures at 0.5 narrow the rhythm's and the pitches'
-spread; register +12 sits at least 3 semitones above register -12) are
-judged against the answer to the same phrase from the same empty context
-and the same seed (the defaults', or register -12's): one fresh service
-per setting and seed, side by side, over several seeds, so that one lucky
-or unlucky sample decides nothing.
+patterns more than motif 0 (the default, 0.4, is between), the rhythm
+temperature at 0.5 narrows the rhythm's spread, the pitch temperature at
+0.5 the pitch classes' against 2; register +12 sits at least 3 semitones
+above register -12) are judged against the answer to the same phrase from
+the same empty context and the same seed (the defaults', or another
+setting's): one fresh service per setting and seed, side by side, over
+several seeds, so that one lucky or unlucky sample decides nothing.
 """
 import math
 import os
@@ -75,8 +76,12 @@ def ioi_entropy(ns):
     return entropy([min(100, int((b - a) / 0.01 + 0.5)) for a, b in zip(on, on[1:])])
 
 
-def pitch_entropy(ns):
-    return entropy([n[2] for n in ns])
+def pitch_class_entropy(ns):
+    """How evenly the notes spread over the twelve pitch classes: a cooler
+    choice of pitch narrows it (the pitch itself also counts how far a line
+    travels, which a cooler choice can widen: runs that follow the likeliest
+    step)."""
+    return entropy([n[2] % 12 for n in ns])
 
 
 def rate(ns):
@@ -128,6 +133,10 @@ class Answerer:
 # register shifts the odds of each step's note-ons by a fifth of its value
 # from where the model's lean (so the shifts add up), while the defaults
 # wander wherever the model takes them: +12 is judged against -12.  The
+# pitch temperature at 0.5 against the defaults moves a 6 s answer's
+# spread of pitch classes by less than one draw does when the best of 8
+# candidates is played (offline, 16 seeds: lower in 8 to 13 of them); it is
+# judged against 2 (16 of 16 on the two models of 2026-12).  The
 # motif pull is on by default (0.4): motif 1 is judged against the knob off.
 PAIRED = [("density 2", "density", 95, 0.25 * 16 ** (95 / 127), "notes/s", rate, "defaults",
            lambda x, ref: x >= 1.5 * ref),
@@ -138,8 +147,10 @@ PAIRED = [("density 2", "density", 95, 0.25 * 16 ** (95 / 127), "notes/s", rate,
           ("motif 1", "motif", 127, 1.0, "motif share", None, "motif 0", lambda x, ref: x > ref),
           ("rhythm_temperature 0.5", "rhythm_temperature", 32, 0.25 * 16 ** (32 / 127), "time-shift entropy",
            ioi_entropy, "defaults", lambda x, ref: x < ref),
-          ("pitch_temperature 0.5", "pitch_temperature", 32, 0.25 * 16 ** (32 / 127), "pitch entropy",
-           pitch_entropy, "defaults", lambda x, ref: x < ref)]
+          ("pitch_temperature 2", "pitch_temperature", 95, 0.25 * 16 ** (95 / 127), "pitch-class entropy",
+           pitch_class_entropy, None, None),
+          ("pitch_temperature 0.5", "pitch_temperature", 32, 0.25 * 16 ** (32 / 127), "pitch-class entropy",
+           pitch_class_entropy, "pitch_temperature 2", lambda x, ref: x < ref)]
 SEEDS = (500, 501, 502, 503)
 
 
@@ -243,7 +254,9 @@ def main():
         check(all(55 <= n[2] <= 67 for n in a[2]), "pitch_low 55, pitch_high 67 hold for every note")
         check(any(not 55 <= n[2] <= 67 for n in base), "the defaults' answer goes outside 55..67")
         check(all(n[2] % 12 in C_MAJOR for n in a[3]), "key_lock keeps every note in C major")
-        check(any(n[2] % 12 not in C_MAJOR for n in base), "the defaults' answer has notes outside C major")
+        unlocked = a[0] + a[1] + a[2] + a[5]
+        check(any(n[2] % 12 not in C_MAJOR for n in unlocked),
+              "the answers without the lock have notes outside C major")
         same, why = same_notes(base, a[4], tolerance=0.02, releases=False)
         check(same, "replay 1 plays the first answer note for note (%d notes against %d%s)"
               % (len(a[4]), len(base), "; " + why if why else ""))
