@@ -307,6 +307,7 @@ def read_model(path: str):
     cfg = ModelConfig(**{k: int(kvs["continuo." + k]) for k in HPARAMS},
                       vocab_name=kvs.get("continuo.vocab.name", "mt310"), dropout=0.0)
     model = MusicTransformer(cfg)
+
     def weights(name):
         t = tensors[name]
         if t.dtype == np.int8:

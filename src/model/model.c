@@ -407,7 +407,7 @@ void model_step_free(model_step *st)
 }
 
 /* Number of floats M needs as F32 when it is stored as F16 or I8, else 0. */
-static size_t f16_floats(const matrix *m)
+static size_t converted_floats(const matrix *m)
 {
     return m->type != GGML_TYPE_F32 ? (size_t)m->rows * (size_t)m->cols : 0;
 }
@@ -423,7 +423,7 @@ static void to_f32_matrix(matrix *out, const matrix *m, float **slab)
     out->data = *slab;
     out->type = GGML_TYPE_F32;
     out->scale = NULL;
-    *slab += f16_floats(m);
+    *slab += converted_floats(m);
 }
 
 /* s->pw: the weights for prefill's sgemm, all F32; F16 and I8 ones converted once
@@ -438,11 +438,11 @@ static int prefill_weights_init(model_state *s, int *fail)
         *fail = 1;
         return -1;
     }
-    size_t n = f16_floats(&w->token_embd);
+    size_t n = converted_floats(&w->token_embd);
     for (int l = 0; l < m->cfg.n_layers; l++) {
         const layer_weights *L = &w->layers[l];
-        n += f16_floats(&L->wq) + f16_floats(&L->wk) + f16_floats(&L->wv) + f16_floats(&L->wo)
-             + f16_floats(&L->er) + f16_floats(&L->w_up) + f16_floats(&L->w_down);
+        n += converted_floats(&L->wq) + converted_floats(&L->wk) + converted_floats(&L->wv) + converted_floats(&L->wo)
+             + converted_floats(&L->er) + converted_floats(&L->w_up) + converted_floats(&L->w_down);
     }
     if (n > 0) {
         s->w32 = model_alloc_floats(n, fail);
