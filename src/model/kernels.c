@@ -107,32 +107,25 @@ static float dot_scalar(const float *a, const float *b, int n)
     return (s0 + s1) + (s2 + s3);
 }
 
-static float dot_f16_scalar(const uint16_t *w, const float *x, int n)
-{
-    float s0 = 0, s1 = 0;
-    int i = 0;
-    for (; i + 2 <= n; i += 2) {
-        s0 += f16_to_f32(w[i]) * x[i];
-        s1 += f16_to_f32(w[i + 1]) * x[i + 1];
+/* W . x for half-float and int8 weights (an int8 row's scale is applied by
+ * the caller), two chains. */
+#define DOT2_SCALAR(name, wtype, TOF)                                                              \
+    static float name(const wtype *w, const float *x, int n)                                       \
+    {                                                                                              \
+        float s0 = 0, s1 = 0;                                                                      \
+        int i = 0;                                                                                 \
+        for (; i + 2 <= n; i += 2) {                                                               \
+            s0 += TOF(w[i]) * x[i];                                                                \
+            s1 += TOF(w[i + 1]) * x[i + 1];                                                        \
+        }                                                                                          \
+        for (; i < n; i++)                                                                         \
+            s0 += TOF(w[i]) * x[i];                                                                \
+        return s0 + s1;                                                                            \
     }
-    for (; i < n; i++)
-        s0 += f16_to_f32(w[i]) * x[i];
-    return s0 + s1;
-}
 
-/* W . x for int8 weights (the row's scale is applied by the caller). */
-static float dot_i8_scalar(const int8_t *w, const float *x, int n)
-{
-    float s0 = 0, s1 = 0;
-    int i = 0;
-    for (; i + 2 <= n; i += 2) {
-        s0 += (float)w[i] * x[i];
-        s1 += (float)w[i + 1] * x[i + 1];
-    }
-    for (; i < n; i++)
-        s0 += (float)w[i] * x[i];
-    return s0 + s1;
-}
+DOT2_SCALAR(dot_f16_scalar, uint16_t, f16_to_f32)
+DOT2_SCALAR(dot_i8_scalar, int8_t, (float))
+
 
 static void axpy_scalar(float *y, float a, const float *x, int n)
 {
