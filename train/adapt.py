@@ -81,6 +81,7 @@ PATIENCE_FROM = 0.5   # ... counted from this share of the training time on (Sch
 BLEND = 0.005         # the reference's NLL may rise this share at most (the check allows 0.01)
 BLENDS = (0.8, 0.75, 0.7, 0.65, 0.6, 0.55, 0.5, 0.45, 0.4, 0.35, 0.3, 0.25)   # shares of the step, the largest first
 BLEND_MARGIN = 1.2    # the first share tried: this times the one the drift's square law predicts
+TRANSPOSE = 3         # crops of the player's playing transposed by up to this many semitones
 VEL_JITTER = 2        # a crop's velocities moved by up to this many bins (of 32)
 TIME_JITTER = 0.15    # a crop's time shifts scaled by up to 1.15 (or down to 1/1.15)
 PRIMED = 64           # continuations of the player's own crops in the replay ...
@@ -120,6 +121,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="scorings of HELD without a better one that end the run")
     ap.add_argument("--batch", type=int, default=BATCH)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--transpose", type=int, default=TRANSPOSE,
+                    help="crops of the player's playing transposed by up to this many semitones")
     ap.add_argument("--vel-jitter", type=int, default=VEL_JITTER,
                     help="crops' velocities moved by up to this many bins")
     ap.add_argument("--time-jitter", type=float, default=TIME_JITTER,
@@ -251,7 +254,7 @@ class Adapter:
         self.pad_id = lay.pad_id
         self.lay = lay
         self.rng = np.random.default_rng(a.seed + 7)
-        self.corpus = data_mod.Corpus(train_seqs, lay, min(CROP, mc.context), transpose_max=3, seed=a.seed)
+        self.corpus = data_mod.Corpus(train_seqs, lay, min(CROP, mc.context), transpose_max=a.transpose, seed=a.seed)
         self.replay = data_mod.Corpus(replay, lay, min(CROP, mc.context), transpose_max=3, seed=a.seed + 1) \
             if replay and a.replay_weight > 0 else None
         self.opt = torch.optim.Adam(model.parameters(), lr=a.lr, betas=(0.9, 0.98))

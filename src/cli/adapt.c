@@ -41,7 +41,7 @@ static const char adapt_usage[] =
 
 typedef struct adapt_args {
     double minutes;
-    int list, use, reset, threads, max_steps, if_new;
+    int list, use, reset, threads, max_steps, if_new, transpose;
     double lr, kl_weight, replay_weight, blend;
     const char *model, *reference, *journal, *config, *output;
 } adapt_args;
@@ -404,7 +404,7 @@ static int make_work(adapt_paths *p)
 static int fine_tune(const adapt_args *a, const adapt_paths *p, double t0, adapt_result *r)
 {
     char script[DATAFILE_PATH_MAX], replay[DATAFILE_PATH_MAX], seconds[32], threads[16], lr[32], kl[32],
-        rw[32], steps[16], until[32], blend[32], self[DATAFILE_PATH_MAX];
+        rw[32], steps[16], until[32], blend[32], transpose[16], self[DATAFILE_PATH_MAX];
     if (datafile_find(&adapt_script, script, sizeof script) != 0
         || datafile_find(&adapt_replay, replay, sizeof replay) != 0) {
         log_error("adapt: train/adapt.py or models/adapt-replay.tok is not installed (reinstall continuo, "
@@ -420,13 +420,14 @@ static int fine_tune(const adapt_args *a, const adapt_paths *p, double t0, adapt
     snprintf(steps, sizeof steps, "%d", a->max_steps);
     snprintf(rw, sizeof rw, "%g", a->replay_weight);
     snprintf(blend, sizeof blend, "%g", a->blend);
+    snprintf(transpose, sizeof transpose, "%d", a->transpose);
     /* this binary continues crops of the player's playing for the replay (adapt.py --continuo) */
     int have_self = datafile_self(self) == 0;
     char *argv[] = { (char *)python(), script, "--model", (char *)p->start, "--train", (char *)p->train,
                      "--held", (char *)p->held, "--reference", (char *)p->reference, "--out", (char *)p->out,
                      "--result", (char *)p->result, "--seconds", seconds, "--until", until, "--threads", threads,
                      "--lr", lr, "--kl-weight", kl, "--replay", replay, "--replay-weight", rw, "--max-steps", steps,
-                     "--blend", blend, have_self ? "--continuo" : NULL, self, NULL };
+                     "--blend", blend, "--transpose", transpose, have_self ? "--continuo" : NULL, self, NULL };
     if (access(argv[0], X_OK) != 0) {
         say_install(argv[0]);
         return -1;
@@ -577,7 +578,7 @@ static int adapt_run(const adapt_args *a, char **files, int n_files, const char 
 int cmd_adapt(int argc, char **argv)
 {
     adapt_args a = { .minutes = 10, .use = -1, .threads = 1, .max_steps = 100000, .lr = 3e-4, .kl_weight = 0.3,
-                    .replay_weight = 3, .blend = 0.005 };
+                    .replay_weight = 3, .blend = 0.005, .transpose = 3 };
     const cli_option options[] = {
         CLI_DOUBLE("minutes", 0, "N", 0.05, 1440, &a.minutes, "the whole run at most, data and checks included "
                    "(default 10)"),
@@ -599,6 +600,8 @@ int cmd_adapt(int argc, char **argv)
                    "on general music (adapt-replay.tok; default 3; 0: none)"),
         CLI_DOUBLE("blend", 0, "S", 0, 0.01, &a.blend, "scale the fine-tune's step back until the general "
                    "reference scores at most this share above the start model (default 0.005; 0: never)"),
+        CLI_INT("transpose", 0, "N", 0, 12, &a.transpose, "the player's crops moved by up to N semitones "
+                "(default 3; 0: in the keys played, which fits the pieces played more)"),
         CLI_INT("max-steps", 0, "N", 0, 100000000, &a.max_steps, "training steps at most (0: score only)"),
         CLI_FILE("output", 'o', "FILE.gguf", &a.output, "also write the adapted model here, kept or not "
                  "(to measure it: bench/adapt_player.py)"),

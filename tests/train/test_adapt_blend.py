@@ -1,4 +1,4 @@
-"""test_adapt_blend.py: adapt.py's step back toward the start model (--blend), its crops' jitter, and its replay of the player's style.
+"""test_adapt_blend.py: adapt.py's step back toward the start model (--blend), its crops' jitter and transposition, and its replay of the player's style.
 
 A fine-tune whose whole step drifts more on the general reference than the
 blend allows is scaled back to the largest share of its step that stays
@@ -125,6 +125,30 @@ check(ratio.min() >= 1 / 1.15 - 0.03 and ratio.max() <= 1.15 + 0.03 and k1.min()
 check(len({tuple(r) for r in out}) > 16, "each crop draws its own jitter")
 jit.a = argparse.Namespace(vel_jitter=0, time_jitter=0.0)
 check(np.array_equal(jit.jitter(rows.copy()), rows), "no jitter asked: the crops as drawn")
+
+# The crops' transposition (--transpose): the player's crops stay in the
+# keys played with 0, and are moved by up to 3 semitones by default.
+from model import ModelConfig, MusicTransformer     # noqa: E402
+
+tiny = ModelConfig(n_layers=1, d_model=16, n_heads=2, d_ff=32, max_rel=64, context=64, dropout=0.0)
+played = [np.array([lay.note_on_base + 39 + (i % 5) if i % 2 == 0 else lay.time_shift_base + 9
+                    for i in range(300)], dtype=np.int64)]
+pitches = set(played[0][played[0] < lay.note_off_base] - lay.note_on_base)
+
+
+def crop_pitches(argv):
+    a = adapt.parse_args(["--model", "m", "--train", "t", "--held", "h", "--reference", "r", "--out", "o",
+                          "--result", "j", "--seconds", "1", *argv])
+    ad = adapt.Adapter(a, MusicTransformer(tiny), tiny, played, played, "f32")
+    rows = np.concatenate([ad.corpus.batch(step, 8) for step in range(8)])
+    return a.transpose, set(rows[(rows >= lay.note_on_base) & (rows < lay.note_off_base)] - lay.note_on_base)
+
+
+t, seen = crop_pitches(["--transpose", "0"])
+check(t == 0 and seen == pitches, f"--transpose 0: the crops' pitches are the ones played ({sorted(seen)})")
+t, seen = crop_pitches([])
+check(t == 3 and seen - pitches and min(seen) >= min(pitches) - 3 and max(seen) <= max(pitches) + 3,
+      f"by default the crops move by up to 3 semitones ({min(seen)}..{max(seen)}, played {min(pitches)}..{max(pitches)})")
 
 # The replay of the player's style (adapt.py --continuo): the player's
 # playing here is the bundled motif; the held-back part is never a primer.
