@@ -44,13 +44,13 @@ def parse_args(argv=None):
 
 def blend(start_path: str, adapted_path: str, share: float, out: str) -> None:
     """Writes START + SHARE x (ADAPTED - START) to OUT, in the start model's file type."""
+    import adapt
     import export
     start, cfg, kvs = export.read_model(start_path)
     adapted, _, _ = export.read_model(adapted_path)
-    s, a = start.state_dict(), adapted.state_dict()
-    start.load_state_dict({k: s[k] + share * (a[k] - s[k]) if s[k].is_floating_point() else s[k] for k in s})
-    dtype = {v: k for k, v in export.FILE_TYPES.items()}.get(int(kvs.get("general.file_type", 0)), "f32")
-    export.export_model(start, cfg, out, {"init_from": os.path.abspath(start_path), "blend": share}, dtype=dtype)
+    start.load_state_dict(adapt.blended(start.state_dict(), adapted.state_dict(), share))
+    export.export_model(start, cfg, out, {"init_from": os.path.abspath(start_path), "blend": share},
+                        dtype=export.dtype_of(kvs))
 
 
 def main(argv=None):

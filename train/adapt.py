@@ -325,6 +325,12 @@ class Adapter:
         return steps
 
 
+def blended(start_state: dict, tuned: dict, alpha: float) -> dict:
+    """The weights START_STATE + ALPHA x (TUNED - START_STATE) (integer buffers as TUNED has them)."""
+    return {k: start_state[k] + alpha * (v - start_state[k]) if v.is_floating_point() else v
+            for k, v in tuned.items()}
+
+
 def blend_back(model, start_state: dict, held: list, ref: list, context: int, dtype: str,
                held_before: float, ref_before: float, held_after: float, ref_after: float, limit: float,
                until: float, bar: Bar):
@@ -342,8 +348,7 @@ def blend_back(model, start_state: dict, held: list, ref: list, context: int, dt
     for alpha in (b for b in BLENDS if b <= first):
         if time.monotonic() >= until:
             break
-        model.load_state_dict({k: start_state[k] + alpha * (v - start_state[k]) if v.is_floating_point() else v
-                               for k, v in tuned.items()})
+        model.load_state_dict(blended(start_state, tuned, alpha))
         r = score(model, ref, context, dtype)
         if r > ref_before * (1 + limit):
             bar.show(f"blend {alpha:.2f}: reference {r:.4f} (start {ref_before:.4f}): drifts too far")
@@ -368,7 +373,7 @@ def main(argv=None) -> int:
         model, mc, kvs = export_mod.read_model(a.model)
     except (OSError, ValueError, KeyError) as e:
         raise SystemExit(f"{a.model}: cannot be read as a model: {e}")
-    dtype = {v: k for k, v in export_mod.FILE_TYPES.items()}.get(int(kvs.get("general.file_type", 0)), "f32")
+    dtype = export_mod.dtype_of(kvs)
     train_seqs, held = load(a.train, mc.vocab_name), load(a.held, mc.vocab_name)
     ref = load(a.reference, mc.vocab_name)
     bar.show("scoring the start model")

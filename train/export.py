@@ -35,6 +35,12 @@ _NP_OF_GGML = {GGML_F32: np.dtype("<f4"), GGML_F16: np.dtype("<f2"), GGML_I8: np
 # general.file_type: ggml's numbers for all-F32 and mostly-F16 files; mostly
 # I8 (int8 rows with F32 scales) has none in ggml, so continuo's own.
 FILE_TYPES = {"f32": 0, "f16": 1, "i8": 1024}
+
+
+def dtype_of(kvs: dict) -> str:
+    """The export dtype ("f32", "f16", "i8") of a file read with these key-values."""
+    return {v: k for k, v in FILE_TYPES.items()}.get(int(kvs.get("general.file_type", 0)), "f32")
+
 _GGML_OF_NP = {v: k for k, v in _NP_OF_GGML.items()}
 
 # Vocabulary layouts (must agree with src/codec/vocab.c; the engine checks).

@@ -126,7 +126,6 @@ static float dot_scalar(const float *a, const float *b, int n)
 DOT2_SCALAR(dot_f16_scalar, uint16_t, f16_to_f32)
 DOT2_SCALAR(dot_i8_scalar, int8_t, (float))
 
-
 static void axpy_scalar(float *y, float a, const float *x, int n)
 {
     for (int i = 0; i < n; i++)
