@@ -94,8 +94,7 @@ def main(argv=None):
     torch.set_num_threads(a.threads)
     kw = {k: v for k, v in (("lam", a.lam), ("decay", a.decay)) if v is not None}
     rows = adapt_player.valid_rows(a.split_file)
-    shipped, mc, _ = export.read_model(a.model)
-    shipped.eval()
+    shipped, mc, _ = export.read_model(a.model)          # in eval mode
     lay = data.layout(mc.vocab_name)
     table = []
     with tempfile.TemporaryDirectory(prefix="adapt_memory.") as tmp:
@@ -124,7 +123,7 @@ def main(argv=None):
             models = [("shipped", shipped)]
             if a.adapted:
                 m, _, _ = export.read_model(os.path.join(a.adapted, player, "adapted.gguf"))
-                models.append(("adapted", m.eval()))
+                models.append(("adapted", m))
             for name, s in seqs.items():
                 base = None
                 for label, m in models:

@@ -61,15 +61,15 @@ class Memory:
     def from_ids(cls, seqs, lay, **kw) -> "Memory":
         return cls([pitches_of(s, lay) for s in seqs], **kw)
 
-    def lookup(self, hist) -> tuple:
-        """(K, {pitch: odds}) for the longest run of HIST's last K pitches the
-        memory holds, or (0, None)."""
+    def lookup(self, hist):
+        """{pitch: odds} of the next pitch after the longest run of HIST's last
+        pitches the memory holds, or None."""
         for k in range(min(self.kmax, len(hist)), self.kmin - 1, -1):
             c = self.table.get(tuple(sorted(hist[-k:])))
             if c:
                 n = sum(c.values())
-                return k, {p: m / n for p, m in c.items()}
-        return 0, None
+                return {p: m / n for p, m in c.items()}
+        return None
 
 
 class Follower:
@@ -80,7 +80,7 @@ class Follower:
         self.mem, self.lay, self.lam, self.decay = memory, lay, lam, decay
         self.hist = collections.deque(maxlen=memory.kmax)
         self.confidence = 0.0
-        self.k, self.odds = 0, None
+        self.odds = None
 
     def weight(self) -> float:
         return self.lam * self.confidence if self.odds is not None else 0.0
@@ -95,7 +95,7 @@ class Follower:
         if self.odds is not None:
             self.confidence = self.decay * self.confidence + (1 - self.decay) * self.odds.get(p, 0.0)
         self.hist.append(p)
-        self.k, self.odds = self.mem.lookup(list(self.hist))
+        self.odds = self.mem.lookup(list(self.hist))
 
     def mixed_prob(self, token: int, p_token: float, p_note_on: float) -> float:
         """The mixed odds of TOKEN coming next, from the model's odds of it
