@@ -57,33 +57,6 @@ def encode(continuo: str, files: list, out: str) -> None:
         raise SystemExit(f"continuo encode failed: {r.stderr.strip()[-300:]}")
 
 
-def model_odds(model, seqs: list, context: int, lay):
-    """Per sequence, the model's log-odds of events 1..n-1 and of any note-on
-    at each, in `continuo eval`'s windows (model.eval_windows)."""
-    import numpy as np
-    import torch
-    from model import eval_windows
-    on, n_p = lay.note_on_base, lay.n_pitches
-    lt = [np.zeros(len(s) - 1) for s in seqs]
-    lo = [np.zeros(len(s) - 1) for s in seqs]
-    wins = sorted(((i, a, b) for i, s in enumerate(seqs) for a, b in eval_windows(len(s), context)),
-                  key=lambda w: w[2] - w[1])
-    with torch.no_grad():
-        for j in range(0, len(wins), 8):
-            group = wins[j:j + 8]
-            L = max(b - a for _, a, b in group)
-            x = np.zeros((len(group), L), np.int64)
-            for r, (i, a, b) in enumerate(group):
-                x[r, :b - a] = seqs[i][a:b]
-            logp = torch.log_softmax(model(torch.from_numpy(x[:, :-1])).float(), -1)
-            tgt = logp.gather(-1, torch.from_numpy(x[:, 1:]).unsqueeze(-1)).squeeze(-1).numpy()
-            note_on = torch.logsumexp(logp[:, :, on:on + n_p], -1).numpy()
-            for r, (i, a, b) in enumerate(group):
-                lt[i][a:b - 1] = tgt[r, :b - a - 1]
-                lo[i][a:b - 1] = note_on[r, :b - a - 1]
-    return lt, lo
-
-
 def main(argv=None):
     a = parse_args(argv)
     import numpy as np
@@ -128,7 +101,7 @@ def main(argv=None):
                 base = None
                 for label, m in models:
                     t = time.monotonic()
-                    lt, lo = model_odds(m, s, mc.context, lay)
+                    lt, lo = pm.model_odds(m, s, mc.context, lay)
                     alone = -sum(x.sum() for x in lt) / sum(len(x) for x in lt)
                     base = alone if base is None else base
                     mixed = pm.nll_with_memory(memory, lay, s, lt, lo, **kw)

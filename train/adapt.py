@@ -45,6 +45,13 @@ The drift guards (docs/TRAINING.md, "Adapting to a player"):
     start model the drift on other music grows as ALPHA squared while the
     fit to the player grows about as ALPHA: half the step keeps most of
     the fit for a quarter of the drift.
+
+The player's memory (train/player_memory.py): the file also carries the
+note-ons of the playing, which the engine mixes into the model's odds of
+the next note-on when what sounds matches a run of them.  HELD's and REF's
+"after" NLLs are the weights with the memory of TRAIN (what the check
+judges; RESULT.json has the weights' alone beside them); the file's memory
+holds HELD's notes too.  --no-memory: the weights alone.
 """
 
 import argparse
@@ -67,6 +74,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import adapt_replay                                       # noqa: E402
 import data as data_mod                                   # noqa: E402
 import export as export_mod                               # noqa: E402
+import player_memory as pm                                # noqa: E402
 import train as train_mod                                 # noqa: E402
 from model import masked_nll                              # noqa: E402
 
@@ -125,6 +133,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="crops of the player's playing transposed by up to this many semitones")
     ap.add_argument("--vel-jitter", type=int, default=VEL_JITTER,
                     help="crops' velocities moved by up to this many bins")
+    ap.add_argument("--no-memory", dest="memory", action="store_false",
+                    help="no memory of the player's notes in the file (the weights alone)")
     ap.add_argument("--time-jitter", type=float, default=TIME_JITTER,
                     help="crops' time shifts scaled by a factor up to 1+F (or down to 1/(1+F))")
     return ap.parse_args(argv)
@@ -162,9 +172,13 @@ def load(path: str, vocab: str) -> list:
     return seqs
 
 
-def score(model, seqs: list, context: int, dtype: str) -> float:
-    """NLL per event of SEQS as `continuo eval` gives it for the model file MODEL would be."""
+def score(model, seqs: list, context: int, dtype: str, memory=None) -> float:
+    """NLL per event of SEQS as `continuo eval` gives it for the model file MODEL
+    would be; with MEMORY (a player_memory.Memory the file carries) mixed in."""
     m = train_mod.weights_as_exported(model, dtype)
+    if memory is not None:
+        lt, lo = pm.model_odds(m, seqs, context, memory.lay)
+        return pm.nll_with_memory(memory, memory.lay, seqs, lt, lo)
     total, count = train_mod.evaluate(m, seqs, context, torch.device("cpu"))
     return total / max(count, 1)
 
@@ -376,14 +390,23 @@ def main(argv=None) -> int:
     dtype = export_mod.dtype_of(kvs)
     train_seqs, held = load(a.train, mc.vocab_name), load(a.held, mc.vocab_name)
     ref = load(a.reference, mc.vocab_name)
+    lay = data_mod.layout(mc.vocab_name)
+    # The player's memory (train/player_memory.py): the check judges the
+    # weights with the memory of the playing learnt from; the file carries
+    # the memory of all of it, the held-back tenth too.
+    memory = pm.Memory.from_ids(train_seqs, lay) if a.memory else None
+    start_memory = pm.from_file(a.model)          # an adapted start model's own, else None
     bar.show("scoring the start model")
     t = time.monotonic()
     held_before = score(model, held, mc.context, dtype)
     held_s = time.monotonic() - t
     ref_before = score(model, ref, mc.context, dtype)
     eval_s = time.monotonic() - t
-    bar.show(f"start model: held-back NLL {held_before:.4f}, reference {ref_before:.4f}")
-    reserve = 1.3 * eval_s + 3.0                  # the final scoring and the export
+    file_before = ((score(model, held, mc.context, dtype, start_memory), score(model, ref, mc.context, dtype,
+                                                                             start_memory))
+                   if start_memory else (held_before, ref_before))
+    bar.show(f"start model: held-back NLL {file_before[0]:.4f}, reference {file_before[1]:.4f}")
+    reserve = (2.3 if memory else 1.3) * eval_s + 3.0     # the final scorings and the export
     replay = load(a.replay, mc.vocab_name) if a.replay else []
     work = os.path.join(os.path.dirname(os.path.abspath(a.out)), "primed")
     replay += primed_replay(a, train_seqs, mc.vocab_name, work, t0 + 0.1 * (deadline - t0), bar)
@@ -399,13 +422,21 @@ def main(argv=None) -> int:
         alpha, held_after, ref_after = blend_back(model, ad.start.state_dict(), held, ref, mc.context, dtype, held_before,
                                                   ref_before, held_after, ref_after, a.blend, deadline - reserve,
                                                   bar)
+    weights_after = (held_after, ref_after)
+    if memory:
+        bar.show("scoring with the player's memory")
+        held_after, ref_after = (score(model, held, mc.context, dtype, memory),
+                                 score(model, ref, mc.context, dtype, memory))
+    held_before, ref_before = file_before
+    kept = pm.Memory.from_ids(train_seqs + held, lay) if memory else None
     prov = {"init_from": os.path.abspath(a.model), "steps": steps, "valid_nll": held_after,
             "adapt_held_before": held_before, "adapt_reference_after": ref_after}
     tmp = a.out + ".part"
-    export_mod.export_model(model, mc, tmp, prov, dtype=dtype)
+    export_mod.export_model(model, mc, tmp, prov, dtype=dtype, extra=pm.file_parts(kept) if kept else None)
     os.replace(tmp, a.out)
     res = {"held_before": held_before, "held_after": held_after, "ref_before": ref_before,
-           "ref_after": ref_after, "steps": steps, "best_step": ad.best_step,
+           "ref_after": ref_after, "held_after_weights": weights_after[0], "ref_after_weights": weights_after[1],
+           "memory_notes": kept.notes() if kept else 0, "steps": steps, "best_step": ad.best_step,
            "held_events": int(sum(len(s) - 1 for s in held)),
            "train_events": int(sum(len(s) for s in train_seqs)),
            "seconds": time.monotonic() - t0, "lr": a.lr, "kl_weight": a.kl_weight, "blend": alpha,

@@ -244,13 +244,15 @@ def dequantize_rows(q, scale):
     return q.astype(np.float32) * scale.astype(np.float32)[:, None]
 
 
-def export_model(model, cfg, path: str, provenance: dict = None, dtype: str = "f32") -> None:
+def export_model(model, cfg, path: str, provenance: dict = None, dtype: str = "f32", extra=None) -> None:
     """Writes MODEL (a MusicTransformer) with config CFG (ModelConfig or dict) to PATH.
     DTYPE "f16" stores the matrices (embedding, projections, relative embeddings) as
     IEEE half; "i8" stores the embedding and the projections as int8 rows with a
     scale per row (X.weight I8, X.scale F32) and the relative embeddings as half;
     norms and biases stay f32. PROVENANCE: data, steps, valid_nll, date,
-    command (missing date/command are filled in), any other key is stored too."""
+    command (missing date/command are filled in), any other key is stored too.
+    EXTRA: (kvs, tensors) written as well (an adapted model's memory of its
+    player: player_memory.file_parts)."""
     if dtype not in FILE_TYPES:
         raise ValueError(f"dtype {dtype!r}: expected 'f32', 'f16' or 'i8'")
     c = _cfg_dict(cfg)
@@ -299,6 +301,9 @@ def export_model(model, cfg, path: str, provenance: dict = None, dtype: str = "f
         if dtype in ("f16", "i8") and a.ndim >= 2:
             a = a.astype("<f2")
         tensors.append((name, a.astype(a.dtype.newbyteorder("<"))))
+    if extra:
+        kvs.update(extra[0])
+        tensors.extend(extra[1])
     write_gguf(path, kvs, tensors)
 
 

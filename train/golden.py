@@ -19,6 +19,12 @@ For each case (a small random-weight model) writes into OUTDIR:
   CASE.tok        a token file of two sequences (one longer than the context)
   CASE.nll        "nll <nats per event> events <count>" by model.eval_windows + sequence_nll
   CASE.stream.nll the same for `continuo eval --memory stream`: each sequence one rolling stream
+and one case of an adapted model's memory of its player (player_memory.py):
+  memory.gguf     the first case's model with a memory of a piece's note-ons
+  memory.tok      the piece played again (other time shifts, velocities and note-offs;
+                  every other pair of notes rolled the other way) and random events
+  memory.nll, memory.stream.nll   NLL with the memory mixed in (nll_with_memory), both memories
+  memory.plain.nll                the same model without its memory (window)
 The references come from the model as read back from CASE.gguf, so f16 and i8 storage
 are compared with the same rounded weights the engine uses.
 """
@@ -30,7 +36,9 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import data  # noqa: E402
 import export  # noqa: E402
+import player_memory as pm  # noqa: E402
 import tokfile  # noqa: E402
 from model import ModelConfig, eval_windows, masked_nll, sequence_nll  # noqa: E402
 
@@ -167,6 +175,49 @@ def make_case(outdir: str, name: str, seed: int) -> None:
         f.write(f"nll {nll:.9f} events {count}\n")
 
 
+def make_memory_case(outdir: str, name: str, seed: int) -> None:
+    """memory.*: CASE NAME's model (already written) with a memory of a
+    piece, scored on the piece played again and on random events."""
+    model, cfg, _ = export.read_model(os.path.join(outdir, name + ".gguf"))
+    lay = data.layout(cfg.vocab_name)
+    on, n_p = lay.note_on_base, lay.n_pitches
+    rng = np.random.default_rng(seed)
+    piece = rng.integers(0, n_p, 48).tolist()
+    played = list(piece)
+    for i in range(0, len(played) - 1, 4):         # every other pair rolled the other way
+        played[i], played[i + 1] = played[i + 1], played[i]
+    other = [t for t in range(2, cfg.vocab_size) if not on <= t < on + n_p]
+
+    def perform(pitches):                           # each note-on after 0..2 other events
+        seq = []
+        for p in pitches:
+            seq.extend(int(t) for t in rng.choice(other, rng.integers(0, 3)))
+            seq.append(on + p)
+        return seq
+    memory = pm.Memory([piece], lay=lay)
+    export.export_model(model, cfg, os.path.join(outdir, "memory.gguf"), {"data": "golden memory case"},
+                        export.dtype_of(export.read_gguf(os.path.join(outdir, name + ".gguf"))[0]),
+                        extra=pm.file_parts(memory))
+    model.half_kv()
+    seqs = [perform(played), rng.integers(2, cfg.vocab_size, cfg.context * 2).tolist()]
+    tf = tokfile.TokenFile("mt310", 310, [np.array(q, dtype="<u2") for q in seqs], ["a.mid", "b.mid"])
+    tokfile.write(os.path.join(outdir, "memory.tok"), tf)
+    lt, lo = pm.model_odds(model, seqs, cfg.context, lay)
+    count = sum(len(q) - 1 for q in seqs)
+    results = {"memory.nll": pm.nll_with_memory(memory, lay, seqs, lt, lo),
+               "memory.plain.nll": -sum(x.sum() for x in lt) / count}
+    lt, lo = [], []
+    with torch.no_grad():
+        for q in seqs:
+            logp = torch.log_softmax(model(torch.tensor([q[:-1]]), window=cfg.context)[0].float(), -1)
+            lt.append(logp.gather(-1, torch.tensor(q[1:]).unsqueeze(-1)).squeeze(-1).numpy())
+            lo.append(torch.logsumexp(logp[:, on:on + n_p], -1).numpy())
+    results["memory.stream.nll"] = pm.nll_with_memory(memory, lay, seqs, lt, lo)
+    for fname, nll in results.items():
+        with open(os.path.join(outdir, fname), "w") as f:
+            f.write(f"nll {nll:.9f} events {count}\n")
+
+
 def main(argv) -> int:
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -178,6 +229,8 @@ def main(argv) -> int:
     for i, name in enumerate(names):
         make_case(outdir, name, seed=100 + i)
         print(name)
+    make_memory_case(outdir, names[0], seed=99)
+    print("memory")
     return 0
 
 

@@ -47,19 +47,25 @@ def pitches_of(ids, lay) -> list:
 
 
 class Memory:
-    """Runs of KMIN..KMAX note-ons of the player's playing (keyed as multisets) -> counts of the next pitch."""
+    """Runs of KMIN..KMAX note-ons of the player's playing (keyed as multisets) -> counts of the next pitch.
+    LAM and DECAY are the Follower's settings that go with it into a model file."""
 
-    def __init__(self, pitch_seqs, kmin: int = KMIN, kmax: int = KMAX):
-        self.kmin, self.kmax = kmin, kmax
+    def __init__(self, pitch_seqs, kmin: int = KMIN, kmax: int = KMAX, lam: float = LAMBDA,
+                 decay: float = CONFIDENCE_DECAY, lay=None):
+        self.kmin, self.kmax, self.lam, self.decay, self.lay = kmin, kmax, lam, decay, lay
+        self.seqs = [list(p) for p in pitch_seqs]
         self.table = collections.defaultdict(collections.Counter)
-        for p in pitch_seqs:
+        for p in self.seqs:
             for i in range(kmin, len(p)):
                 for k in range(kmin, min(kmax, i) + 1):
                     self.table[tuple(sorted(p[i - k:i]))][p[i]] += 1
 
     @classmethod
     def from_ids(cls, seqs, lay, **kw) -> "Memory":
-        return cls([pitches_of(s, lay) for s in seqs], **kw)
+        return cls([pitches_of(s, lay) for s in seqs], lay=lay, **kw)
+
+    def notes(self) -> int:
+        return sum(len(p) for p in self.seqs)
 
     def lookup(self, hist):
         """{pitch: odds} of the next pitch after the longest run of HIST's last
@@ -76,8 +82,10 @@ class Follower:
     """One stream through a Memory: feed() every event that sounds; weight() and
     odds are what the next event's mix uses (mix_row, or mixed_prob)."""
 
-    def __init__(self, memory: Memory, lay, lam: float = LAMBDA, decay: float = CONFIDENCE_DECAY):
-        self.mem, self.lay, self.lam, self.decay = memory, lay, lam, decay
+    def __init__(self, memory: Memory, lay, lam: float = None, decay: float = None):
+        self.mem, self.lay = memory, lay
+        self.lam = memory.lam if lam is None else lam
+        self.decay = memory.decay if decay is None else decay
         self.hist = collections.deque(maxlen=memory.kmax)
         self.confidence = 0.0
         self.odds = None
@@ -134,3 +142,69 @@ def nll_with_memory(memory: Memory, lay, seqs, logp_target, logp_note_on, **kw) 
             total -= math.log(max(f.mixed_prob(int(s[t]), math.exp(lt[t - 1]), math.exp(lo[t - 1])), 1e-300))
             count += 1
     return total / max(count, 1)
+
+
+# ----------------------------------------------------------------------------- in a model file
+
+MAX_FILE_NOTES = 200_000    # the newest note-ons a model file keeps (some 6 hours of playing; 16 MB of runs at load)
+
+
+def file_parts(memory: Memory):
+    """(kvs, tensors) for export.export_model's EXTRA: the tensor player.pitches
+    (I32: the note-ons, 0-based in the layout, -1 between sequences; the newest
+    MAX_FILE_NOTES) and the keys continuo.memory.* (models/FORMAT.md)."""
+    flat = []
+    for p in memory.seqs:
+        flat.extend(p)
+        flat.append(-1)
+    flat = flat[-(MAX_FILE_NOTES + len(memory.seqs)):]
+    kvs = {"continuo.memory.kmin": memory.kmin, "continuo.memory.kmax": memory.kmax,
+           "continuo.memory.lambda": float(memory.lam), "continuo.memory.decay": float(memory.decay)}
+    return kvs, [("player.pitches", np.asarray(flat, dtype="<i4"))]
+
+
+def from_file(path: str):
+    """The Memory a model file carries (as the engine builds it at load), or None."""
+    import data
+    import export
+    kvs, tensors = export.read_gguf(path)
+    if "player.pitches" not in tensors:
+        return None
+    flat = [int(x) for x in tensors["player.pitches"]]
+    seqs, cur = [], []
+    for x in flat:
+        if x < 0:
+            seqs.append(cur)
+            cur = []
+        else:
+            cur.append(x)
+    seqs.append(cur)
+    return Memory([p for p in seqs if p], int(kvs["continuo.memory.kmin"]), int(kvs["continuo.memory.kmax"]),
+                  float(kvs["continuo.memory.lambda"]), float(kvs["continuo.memory.decay"]),
+                  lay=data.layout(kvs.get("continuo.vocab.name", "mt310")))
+
+
+def model_odds(model, seqs: list, context: int, lay, batch: int = 8):
+    """Per sequence, MODEL's log-odds of events 1..n-1 and of any note-on at
+    each, in `continuo eval`'s windows (model.eval_windows), for nll_with_memory."""
+    import torch
+    from model import eval_windows
+    on, n_p = lay.note_on_base, lay.n_pitches
+    lt = [np.zeros(len(s) - 1) for s in seqs]
+    lo = [np.zeros(len(s) - 1) for s in seqs]
+    wins = sorted(((i, a, b) for i, s in enumerate(seqs) for a, b in eval_windows(len(s), context)),
+                  key=lambda w: w[2] - w[1])
+    with torch.no_grad():
+        for j in range(0, len(wins), batch):
+            group = wins[j:j + batch]
+            L = max(b - a for _, a, b in group)
+            x = np.zeros((len(group), L), np.int64)
+            for r, (i, a, b) in enumerate(group):
+                x[r, :b - a] = seqs[i][a:b]
+            logp = torch.log_softmax(model(torch.from_numpy(x[:, :-1])).float(), -1)
+            tgt = logp.gather(-1, torch.from_numpy(x[:, 1:]).unsqueeze(-1)).squeeze(-1).numpy()
+            note_on = torch.logsumexp(logp[:, :, on:on + n_p], -1).numpy()
+            for r, (i, a, b) in enumerate(group):
+                lt[i][a:b - 1] = tgt[r, :b - a - 1]
+                lo[i][a:b - 1] = note_on[r, :b - a - 1]
+    return lt, lo

@@ -30,7 +30,9 @@ static const char adapt_usage[] =
     "$CONTINUO_MODEL) on the player's own playing: the journal's player track by\n"
     "default, or the MIDI files and folders given (oldest first), with PyTorch on\n"
     "the CPU (python3-torch), in at most --minutes for the whole run.  The newest\n"
-    "tenth of the playing is held back to judge with.  The result is kept only\n"
+    "tenth of the playing is held back to judge with.  The adapted model also\n"
+    "keeps a memory of the notes played (--no-memory: not), so that a piece\n"
+    "played again is followed note for note.  The result is kept only\n"
     "if it scores lower there than the model it started from and at most 1%\n"
     "higher on a general reference (continuations the shipped model sampled\n"
     "itself); otherwise nothing changes, and adapt says why.  It needs a minute\n"
@@ -41,7 +43,7 @@ static const char adapt_usage[] =
 
 typedef struct adapt_args {
     double minutes;
-    int list, use, reset, threads, max_steps, if_new, transpose;
+    int list, use, reset, threads, max_steps, if_new, transpose, no_memory;
     double lr, kl_weight, replay_weight, blend;
     const char *model, *reference, *journal, *config, *output;
 } adapt_args;
@@ -195,7 +197,9 @@ static int use_model(const char *dir, int which)
 typedef struct adapt_result {
     double held_before, held_after, ref_before, ref_after, seconds;
     double blend;       /* the share of the fine-tune's step kept (adapt.py --blend) */
+    double held_weights, ref_weights;   /* held_after, ref_after of the weights alone (no memory) */
     int steps;
+    long memory_notes;  /* the note-ons the file's memory of the player holds (0: none) */
 } adapt_result;
 
 /* The JSON train/adapt.py writes: one "key": number per line. */
@@ -217,6 +221,9 @@ static int read_result(const char *path, adapt_result *r)
         found += sscanf(line, " \"steps\": %d", &r->steps) == 1;
         sscanf(line, " \"seconds\": %lf", &r->seconds);
         sscanf(line, " \"blend\": %lf", &r->blend);
+        sscanf(line, " \"held_after_weights\": %lf", &r->held_weights);
+        sscanf(line, " \"ref_after_weights\": %lf", &r->ref_weights);
+        sscanf(line, " \"memory_notes\": %ld", &r->memory_notes);
     }
     fclose(fp);
     if (found != 5)
@@ -261,10 +268,13 @@ static int write_card(const char *path, const char *name, const adapt_paths *p, 
                      "model: %s\ndate: %s\nstarted from: %s\n"
                      "minutes: %.2f\nsessions: %d\nheld-back minutes: %.2f\n"
                      "held-back NLL: %.4f -> %.4f (%+.2f%%)\nreference NLL: %.4f -> %.4f (%+.2f%%)\n"
-                     "reference: %s\nsteps: %d\nstep kept: %.2f\nfine-tune seconds: %.0f\n",
+                     "reference: %s\nsteps: %d\nstep kept: %.2f\nfine-tune seconds: %.0f\n"
+                     "memory of the player: %ld note-ons\n"
+                     "the weights alone: held-back NLL %.4f, reference NLL %.4f\n",
                      name, date, p->start, d->seconds / 60, d->sessions, d->held_seconds / 60, r->held_before,
                      r->held_after, change_pct(r->held_before, r->held_after), r->ref_before, r->ref_after,
-                     change_pct(r->ref_before, r->ref_after), p->reference, r->steps, r->blend, r->seconds);
+                     change_pct(r->ref_before, r->ref_after), p->reference, r->steps, r->blend, r->seconds,
+                     r->memory_notes, r->held_weights, r->ref_weights);
     return file_write_atomic(path, text, (size_t)n);
 }
 
@@ -427,7 +437,14 @@ static int fine_tune(const adapt_args *a, const adapt_paths *p, double t0, adapt
                      "--held", (char *)p->held, "--reference", (char *)p->reference, "--out", (char *)p->out,
                      "--result", (char *)p->result, "--seconds", seconds, "--until", until, "--threads", threads,
                      "--lr", lr, "--kl-weight", kl, "--replay", replay, "--replay-weight", rw, "--max-steps", steps,
-                     "--blend", blend, "--transpose", transpose, have_self ? "--continuo" : NULL, self, NULL };
+                     "--blend", blend, "--transpose", transpose, NULL, NULL, NULL, NULL };
+    size_t n = sizeof argv / sizeof argv[0] - 4;
+    if (a->no_memory)
+        argv[n++] = "--no-memory";
+    if (have_self) {
+        argv[n++] = "--continuo";
+        argv[n++] = self;
+    }
     if (access(argv[0], X_OK) != 0) {
         say_install(argv[0]);
         return -1;
@@ -600,6 +617,8 @@ int cmd_adapt(int argc, char **argv)
                    "on general music (adapt-replay.tok; default 3; 0: none)"),
         CLI_DOUBLE("blend", 0, "S", 0, 0.01, &a.blend, "scale the fine-tune's step back until the general "
                    "reference scores at most this share above the start model (default 0.005; 0: never)"),
+        CLI_FLAG("no-memory", 0, &a.no_memory, "the weights alone: no memory of the notes played in the "
+                 "adapted model (it keeps them to follow a piece played again)"),
         CLI_INT("transpose", 0, "N", 0, 12, &a.transpose, "the player's crops moved by up to N semitones "
                 "(default 3; 0: in the keys played, which fits the pieces played more)"),
         CLI_INT("max-steps", 0, "N", 0, 100000000, &a.max_steps, "training steps at most (0: score only)"),

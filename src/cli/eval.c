@@ -18,7 +18,8 @@ static const char eval_usage[] =
     "usage: continuo eval [--model FILE] [--memory window|stream] [--threads N] FILES...\n"
     "Scores MIDI files (.mid) or token files (.tok, from `continuo encode`) with the model;\n"
     "every event after a sequence's first is predicted once. Prints one line per file,\n"
-    "then `nll <nats per event> events <count>`.\n";
+    "then `nll <nats per event> events <count>`.  An adapted model's memory of its player\n"
+    "(`continuo adapt`) is mixed into the odds as `serve` mixes it.\n";
 
 /* Running totals over everything scored. */
 typedef struct nll_sum {
@@ -41,14 +42,31 @@ static void add_nll(nll_sum *sum, const float *row, int V, int target, int pad_i
     sum->events++;
 }
 
+/* The row for the event after PREV (the sequence's events fed to F one by
+ * one): the model's logits ROW, with the player's memory mixed in (into
+ * SCRATCH) when the model has one and it has a run for what sounded. */
+static const float *mixed_row(memory_follower *f, int prev, const float *row, float *scratch, int V)
+{
+    memory_follower_feed(f, prev);
+    if (memory_weight(f) <= 0.0f)
+        return row;
+    memcpy(scratch, row, sizeof(float) * (size_t)V);
+    memory_mix(f, scratch, V);
+    return scratch;
+}
+
 /* Scores one sequence window by window (model.py eval_windows), or in
  * stream memory as one stream: a prefill of the first window, then one
- * decode per event, the cache rolling. */
-static int score_sequence(model_state *s, float *logits, int *buf, const uint16_t *ids, size_t n,
+ * decode per event, the cache rolling.  An adapted model's memory of its
+ * player follows the whole sequence from its first event, as it follows
+ * the context in `serve` (train/player_memory.py nll_with_memory). */
+static int score_sequence(model_state *s, float *logits, int *buf, float *scratch, const uint16_t *ids, size_t n,
                           int pad_id, nll_sum *sum)
 {
     const model_config *c = &s->m->cfg;
     int V = c->vocab_size;
+    memory_follower f;
+    memory_follower_init(&f, &s->m->player);
     size_t start = 0;
     while (start + 1 < n) {
         size_t end = start + (size_t)c->context + 1 < n ? start + (size_t)c->context + 1 : n;
@@ -58,13 +76,14 @@ static int score_sequence(model_state *s, float *logits, int *buf, const uint16_
         if (model_prefill(s, buf, len, logits) != 0)
             return -1;
         for (int i = 0; i < len; i++)
-            add_nll(sum, logits + (size_t)i * V, V, ids[start + (size_t)i + 1], pad_id);
+            add_nll(sum, mixed_row(&f, buf[i], logits + (size_t)i * V, scratch, V), V, ids[start + (size_t)i + 1],
+                    pad_id);
         if (s->memory == MODEL_MEMORY_STREAM) {
             for (size_t i = end - 1; i + 1 < n; i++) {
                 const float *row = model_decode(s, ids[i]);
                 if (!row)
                     return -1;
-                add_nll(sum, row, V, ids[i + 1], pad_id);
+                add_nll(sum, mixed_row(&f, ids[i], row, scratch, V), V, ids[i + 1], pad_id);
             }
             break;
         }
@@ -84,7 +103,8 @@ static int check_ids(const char *path, const uint16_t *ids, size_t n, int vocab_
     return 0;
 }
 
-static int score_file(const char *path, const vocab *v, model_state *s, float *logits, int *buf, nll_sum *sum)
+static int score_file(const char *path, const vocab *v, model_state *s, float *logits, int *buf, float *scratch,
+                      nll_sum *sum)
 {
     int pad_id = v->has_pad_eos ? 0 : -1;
     if (cli_has_suffix(path, ".tok")) {
@@ -103,7 +123,7 @@ static int score_file(const char *path, const vocab *v, model_state *s, float *l
             size_t n = (size_t)(t.starts[q + 1] - t.starts[q]);
             rc = check_ids(path, ids, n, v->size);
             if (rc == 0)
-                rc = score_sequence(s, logits, buf, ids, n, pad_id, sum);
+                rc = score_sequence(s, logits, buf, scratch, ids, n, pad_id, sum);
         }
         tokfile_free(&t);
         return rc;
@@ -118,7 +138,7 @@ static int score_file(const char *path, const vocab *v, model_state *s, float *l
     if (rc == 0)
         rc = perf_encode(v, notes.notes, notes.n, NULL, &ids, &n);
     if (rc == 0)
-        rc = score_sequence(s, logits, buf, ids, n, pad_id, sum);
+        rc = score_sequence(s, logits, buf, scratch, ids, n, pad_id, sum);
     free(ids);
     note_list_free(&notes);
     smf_free(&f);
@@ -165,18 +185,19 @@ static int score_files(model_state *s, const vocab *v, char **files, int n_files
     const model_config *c = &s->m->cfg;
     float *logits = malloc(sizeof(float) * (size_t)c->context * (size_t)c->vocab_size);
     int *buf = malloc(sizeof(int) * (size_t)c->context);
+    float *scratch = malloc(sizeof(float) * (size_t)c->vocab_size);
     int status = 0;
     nll_sum total = { 0, 0 };
     progress pr;
     progress_begin(&pr, "scoring", (size_t)n_files);
-    if (!logits || !buf) {
+    if (!logits || !buf || !scratch) {
         log_error("eval: out of memory");
         status = 1;
     }
     for (int i = 0; status == 0 && i < n_files; i++) {
         nll_sum one = { 0, 0 };
         progress_update(&pr, (size_t)i, files[i]);
-        if (score_file(files[i], v, s, logits, buf, &one) != 0) {
+        if (score_file(files[i], v, s, logits, buf, scratch, &one) != 0) {
             status = 1;
             break;
         }
@@ -192,6 +213,7 @@ static int score_files(model_state *s, const vocab *v, char **files, int n_files
     }
     if (status == 0)
         printf("nll %.6f events %zu\n", total.nats / (double)total.events, total.events);
+    free(scratch);
     free(buf);
     free(logits);
     return status;

@@ -262,12 +262,69 @@ static int load_weights(model *m)
     return 0;
 }
 
+/* A required float setting in [lo, hi]. */
+static int get_float(const gguf_file *f, const char *key, double lo, double hi, float *out)
+{
+    const gguf_kv *kv = gguf_find_kv(f, key);
+    if (!kv || (kv->type != GGUF_TYPE_FLOAT32 && kv->type != GGUF_TYPE_FLOAT64) || !(kv->f >= lo && kv->f <= hi)) {
+        log_error("%s: metadata key '%s' is %s, expected a float in %g..%g" REGEN, f->path, key,
+                  !kv ? "missing" : kv->type != GGUF_TYPE_FLOAT32 && kv->type != GGUF_TYPE_FLOAT64 ? "not a float"
+                                                                                                  : "out of range",
+                  lo, hi);
+        return -1;
+    }
+    *out = (float)kv->f;
+    return 0;
+}
+
+/* The player's memory of an adapted model (player.pitches, continuo.memory.*;
+ * models/FORMAT.md): built now, or none when the file has no such tensor. */
+static int load_player(model *m)
+{
+    const gguf_file *f = &m->file;
+    const gguf_tensor *t = gguf_find_tensor(f, "player.pitches");
+    if (!t)
+        return 0;
+    if (t->type != GGML_TYPE_I32 || t->n_dims != 1) {
+        log_error("%s: byte %" PRIu64 ": tensor 'player.pitches' has type %s and %u dims, expected I32 and 1"
+                  REGEN, f->path, t->info_offset, ggml_type_name(t->type), t->n_dims);
+        return -1;
+    }
+    int kmin, kmax;
+    float lambda, decay;
+    if (get_uint(f, "continuo.memory.kmin", MEMORY_KMAX_LIMIT, &kmin)
+        || get_uint(f, "continuo.memory.kmax", MEMORY_KMAX_LIMIT, &kmax)
+        || get_float(f, "continuo.memory.lambda", 0, 0.99, &lambda)
+        || get_float(f, "continuo.memory.decay", 0, 1, &decay))
+        return -1;
+    if (kmin < 1 || kmin > kmax) {
+        log_error("%s: the player's memory's runs are %d..%d note-ons long, expected 1 <= kmin <= kmax" REGEN,
+                  f->path, kmin, kmax);
+        return -1;
+    }
+    int n_pitches = m->vocab.max_pitch - m->vocab.min_pitch + 1;
+    const int32_t *p = t->data;
+    for (uint64_t i = 0; i < t->n_elems; i++)
+        if (p[i] < -1 || p[i] >= n_pitches) {
+            log_error("%s: byte %" PRIu64 ": player.pitches[%" PRIu64 "] is %d, expected a pitch 0..%d of the "
+                      "layout or -1 (a session's end)" REGEN, f->path, t->file_offset + 4 * i, i, (int)p[i],
+                      n_pitches - 1);
+            return -1;
+        }
+    if (player_memory_build(&m->player, p, (size_t)t->n_elems, m->vocab.note_on_base, n_pitches, kmin, kmax, lambda,
+                            decay) != 0)
+        return -1;
+    log_info("%s: a memory of the player: %zu note-ons (continuo adapt; runs of %d..%d, weight %.2f)", f->path,
+             m->player.n_notes, kmin, kmax, lambda);
+    return 0;
+}
+
 int model_load(model *m, const char *path)
 {
     memset(m, 0, sizeof *m);
     if (gguf_open(&m->file, path, REGEN))
         return -1;
-    if (load_config(m) || load_weights(m)) {
+    if (load_config(m) || load_weights(m) || load_player(m)) {
         model_free(m);
         return -1;
     }
@@ -279,6 +336,7 @@ void model_free(model *m)
     if (!m)
         return;
     free(m->w.layers);
+    player_memory_free(&m->player);
     gguf_close(&m->file);
     memset(m, 0, sizeof *m);
 }

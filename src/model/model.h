@@ -7,6 +7,7 @@
 
 #include "model/gguf.h"
 #include "model/kernels.h"
+#include "model/memory.h"
 #include "model/pool.h"
 
 /* Hyperparameters (continuo.* keys; models/FORMAT.md). */
@@ -75,6 +76,8 @@ typedef struct model {
     const char *name;           /* general.name, or "" */
     int f16;                    /* 1 when any matrix is stored as F16 */
     int i8;                     /* 1 when any matrix is stored as I8 (with its rows' scales) */
+    player_memory player;       /* an adapted model's memory of its player (player.pitches);
+                                   kmax 0: the file has none */
 } model;
 
 /* Maps PATH and checks everything (structure, keys, every tensor's name,

@@ -65,6 +65,18 @@ void context_copy(context *dst, const context *src)
     dst->origin = src->origin;
 }
 
+void context_follow_memory(context *c, const player_memory *m)
+{
+    memory_follower_init(&c->pos.memory, m);
+    for (int i = 0; i < c->pos.n_hist; i++) {
+        if (i == c->mark.n_hist)
+            c->mark.memory = c->pos.memory;
+        memory_follower_feed(&c->pos.memory, c->hist[i]);
+    }
+    if (c->mark.n_hist >= c->pos.n_hist)
+        c->mark.memory = c->pos.memory;
+}
+
 int context_feed(context *c, int id)
 {
     if (c->feed && c->feed(c->user, id) < 0)
@@ -87,6 +99,7 @@ int context_feed(context *c, int id)
     c->next_tag = t == EVENT_NOTE_ON ? 0 : c->next_tag;
     c->hist[c->pos.n_hist++] = id;
     perf_follow_push(&c->pos.follow, c->v, id, context_time(c));
+    memory_follower_feed(&c->pos.memory, id);
     if (t == EVENT_TIME_SHIFT)
         c->pos.emit.step += value;
     else if (t == EVENT_VELOCITY)

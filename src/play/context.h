@@ -8,6 +8,7 @@
 #include "codec/perf.h"
 #include "codec/vocab.h"
 #include "midi/smf.h"
+#include "model/memory.h"
 
 /* The model's note-ons are tagged with this bit, the player's without. */
 #define CONTEXT_MODEL_TAG 0x80000000u
@@ -22,6 +23,7 @@ typedef struct context_pos {
     perf_emit_pos emit;     /* step the TIME_SHIFTs reached; velocity bin in force */
     perf_decoder  dec;      /* what sounds (for the sampler's mask) */
     perf_follow   follow;   /* the note-ons heard and played: pace and key (codec/follow.h) */
+    memory_follower memory; /* the same note-ons through the player's memory (model/memory.h) */
     int           n_hist;   /* ids in hist */
 } context_pos;
 
@@ -76,6 +78,12 @@ void context_free(context *c);
  * encoder) and its own feed; a new field of the stream's state is copied
  * here too. */
 void context_copy(context *dst, const context *src);
+
+/* The player's memory M (the model's; NULL or empty: none) follows the
+ * stream from now: its followers (now and at the mark) hear again the ids
+ * the context holds.  Called when the context starts and when it moves to
+ * another model. */
+void context_follow_memory(context *c, const player_memory *m);
 
 /* One id into the context (the model's samples; the player's come through
  * context_hear).  Returns 0 or -1. */

@@ -79,6 +79,7 @@ int continuation_init(continuation *c, model *m, const vocab *v, int n_ctx, int 
         free(c->own.raw);
         return -1;
     }
+    context_follow_memory(&c->ctx, &m->player);
     return 0;
 }
 
@@ -272,6 +273,7 @@ static int sample(continuation *c)
     const uint8_t *mask = sampler_mask(&c->own.smp);
     int n = c->own.smp.vocab_size;
     fill_mask(c);
+    memory_mix(&c->ctx.pos.memory, logits, n);     /* the model's odds: the player's memory's part in them */
     if (s->batch)
         memcpy(raw, logits, sizeof(float) * (size_t)n);
     perf_follow_apply(&c->ctx.pos.follow, c->v, context_time(&c->ctx), logits);
@@ -583,6 +585,7 @@ int continuation_take_over(continuation *dst, continuation *src)
         return 0;
     }
     context_copy(&dst->ctx, &src->ctx);
+    context_follow_memory(&dst->ctx, &dst->own.st.m->player);     /* SRC's model's memory goes with it */
     perf_encoder *enc = dst->ctx.enc;
     dst->ctx.enc = src->ctx.enc;
     src->ctx.enc = enc;

@@ -85,7 +85,19 @@ def main() -> int:
         i8_no_scale = [(n, a) for n, a in tl8 if n != "blk.1.ffn_down.scale"]
         i8_short_scale = [(n, a[:-1] if n == "blk.0.attn_k.scale" else a) for n, a in tl8]
         i8_rel = [(n, np.zeros(a.shape, "i1") if n == "blk.0.attn_rel.weight" else a) for n, a in tl8]
+        # an adapted model's memory of its player (player.pitches, continuo.memory.*)
+        kv_mem = dict(kvs, **{"continuo.memory.kmin": 4, "continuo.memory.kmax": 12,
+                              "continuo.memory.lambda": 0.8, "continuo.memory.decay": 0.85})
+        pitches = np.array([3, 5, 7, 9, 11, -1, 3, 5], "<i4")
+        mem_good = variant("mem_good", kv=kv_mem, tl=tlist + [("player.pitches", pitches)])
+        mem_f32 = variant("mem_f32", kv=kv_mem, tl=tlist + [("player.pitches", pitches.astype("<f4"))])
+        mem_pitch = variant("mem_pitch", kv=kv_mem, tl=tlist + [("player.pitches", np.array([3, 5, 88, 2], "<i4"))])
+        mem_nokey = variant("mem_nokey", kv={k: v for k, v in kv_mem.items() if k != "continuo.memory.lambda"},
+                            tl=tlist + [("player.pitches", pitches)])
         cases = [
+            ("memory of another type", mem_f32, ["player.pitches", "F32", "I32", "regenerate"]),
+            ("memory with a pitch outside the layout", mem_pitch, ["player.pitches[2]", "88", "0..87", "byte"]),
+            ("memory without its weight", mem_nokey, ["continuo.memory.lambda", "missing"]),
             ("empty", variant("empty", b""), ["too short"]),
             ("truncated header", variant("trunc_head", data[:300]), ["truncated"]),
             ("truncated data", variant("trunc_data", data[:len(data) - 3000]), ["past the end", "regenerate"]),
@@ -122,7 +134,7 @@ def main() -> int:
         # Readers ignore unknown keys and tensors.
         extra = variant("extra", kv=dict(kvs, **{"continuo.future_key": 7, "vendor.note": "x"}),
                         tl=tlist + [("vendor.extra", np.ones(4, "<f4"))])
-        for p in (good, extra, good_i8):
+        for p in (good, extra, good_i8, mem_good):
             r = subprocess.run([load, p], capture_output=True, text=True)
             print(f"{os.path.basename(p)}: exit {r.returncode}: {r.stdout.strip()} {r.stderr.strip()}")
             if r.returncode != 0 or "d_model 32" not in r.stdout:

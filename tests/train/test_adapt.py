@@ -7,7 +7,7 @@ What a user of `continuo adapt` sees, in a state folder of the test's own:
     a track per part and one with a track per stretch of a part's playing
     (the journal's layout today), changes nothing and says how much there
     was;
-  * a run that does not improve (--max-steps 0: the start model itself) is
+  * a run that does not improve (--max-steps 0 --no-memory: the start model itself) is
     not kept, and says why; nor is one that drifts on the general reference
     (music unlike the player's) by more than 1% (the drift guards off);
   * a run that improves prints its progress, holds back the newest tenth
@@ -153,7 +153,8 @@ def short_journal(env: dict, state: str, model: str, adapted: str) -> None:
 
 
 def not_better(env: dict, files: list, model: str, ref: str, adapted: str) -> None:
-    r = adapt(env, *files, "--model", model, "--reference", ref, "--minutes", "0.5", "--max-steps", "0")
+    r = adapt(env, *files, "--model", model, "--reference", ref, "--minutes", "0.5", "--max-steps", "0",
+              "--no-memory")
     check(r.returncode == 0 and re.search(r"not kept: the held-back tenth .* not lower", r.stdout) is not None
           and "nothing changed" in r.stdout, "a result that does not improve is not kept, and adapt says why")
     check(not kept(adapted), "not improved: no adapted model")
@@ -199,6 +200,10 @@ def passing(env: dict, files: list, model: str, ref: str, adapted: str) -> str:
           "no work or half-written files left beside it")
     ev = subprocess.run([CONTINUO, "eval", "--model", got[0], ref], capture_output=True, text=True, timeout=60)
     check(ev.returncode == 0 and ev.stdout.startswith(ref + ": nll"), "the kept model loads in the engine")
+    notes = re.search(r"memory of the player: (\d+) note-ons", text)
+    check(notes is not None and int(notes.group(1)) > 100
+          and f"a memory of the player: {notes.group(1)} note-ons" in ev.stderr,
+          "the kept model holds a memory of the notes played (the card and the engine say how many)")
     return got[0]
 
 
