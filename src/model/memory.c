@@ -36,34 +36,19 @@ static int cmp_entry(const void *a, const void *b)
     return (int)x->next - (int)y->next;
 }
 
-int player_memory_build(player_memory *m, const int32_t *pitches, size_t n, int note_on_base, int n_pitches,
-                        int kmin, int kmax, float lambda, float decay)
+/* Every run of KMIN..KMAX pitches of PITCHES that no session's end (-1)
+ * breaks, with the pitch after it, into E (room for N x (KMAX - KMIN + 1));
+ * returns how many, and the note-ons into *NOTES. */
+static size_t collect_runs(const int32_t *pitches, size_t n, int kmin, int kmax, entry *e, size_t *notes)
 {
-    memset(m, 0, sizeof *m);
-    if (kmin < 1 || kmax < kmin || kmax > MEMORY_KMAX_LIMIT || n_pitches < 1 || n_pitches > MEMORY_PITCHES) {
-        log_error("player memory: runs of %d..%d note-ons over %d pitches (allowed: 1 <= kmin <= kmax <= %d, "
-                  "pitches 1..%d)", kmin, kmax, n_pitches, MEMORY_KMAX_LIMIT, MEMORY_PITCHES);
-        return -1;
-    }
-    size_t cap = 0;
-    for (size_t i = 0; i < n; i++)
-        if (pitches[i] >= n_pitches || pitches[i] < -1) {
-            log_error("player memory: pitch %zu is %d, outside 0..%d (-1: a session's end)", i, (int)pitches[i],
-                      n_pitches - 1);
-            return -1;
-        }
-    cap = n * (size_t)(kmax - kmin + 1);
-    entry *e = cap ? malloc(cap * sizeof *e) : NULL;
-    if (cap && !e) {
-        log_error("player memory: out of memory for %zu runs", cap);
-        return -1;
-    }
     size_t ne = 0, start = 0;             /* start: the first pitch of the current session */
+    *notes = 0;
     for (size_t i = 0; i < n; i++) {
         if (pitches[i] < 0) {
             start = i + 1;
             continue;
         }
+        ++*notes;
         uint64_t sum = 0;
         for (int k = 1; k <= kmax && i >= start + (size_t)k; k++) {
             sum += mix64((uint64_t)pitches[i - (size_t)k]);
@@ -71,8 +56,23 @@ int player_memory_build(player_memory *m, const int32_t *pitches, size_t n, int 
                 e[ne++] = (entry){ run_key(sum, k), (uint8_t)pitches[i] };
         }
     }
-    if (ne)
-        qsort(e, ne, sizeof *e, cmp_entry);
+    return ne;
+}
+
+int player_memory_build(player_memory *m, const int32_t *pitches, size_t n, int note_on_base, int n_pitches,
+                        int kmin, int kmax, float lambda, float decay)
+{
+    *m = (player_memory){ .kmin = kmin, .kmax = kmax, .lambda = lambda, .decay = decay,
+                          .note_on_base = note_on_base, .n_pitches = n_pitches };
+    size_t cap = n * (size_t)(kmax - kmin + 1);
+    entry *e = malloc((cap ? cap : 1) * sizeof *e);
+    if (!e) {
+        log_error("player memory: out of memory for %zu runs", cap);
+        *m = (player_memory){ 0 };
+        return -1;
+    }
+    size_t ne = collect_runs(pitches, n, kmin, kmax, e, &m->n_notes);
+    qsort(e, ne, sizeof *e, cmp_entry);
     m->key = malloc((ne ? ne : 1) * sizeof *m->key);
     m->next = malloc(ne ? ne : 1);
     if (!m->key || !m->next) {
@@ -87,14 +87,6 @@ int player_memory_build(player_memory *m, const int32_t *pitches, size_t n, int 
     }
     free(e);
     m->n = ne;
-    for (size_t i = 0; i < n; i++)
-        m->n_notes += pitches[i] >= 0;
-    m->kmin = kmin;
-    m->kmax = kmax;
-    m->lambda = lambda;
-    m->decay = decay;
-    m->note_on_base = note_on_base;
-    m->n_pitches = n_pitches;
     return 0;
 }
 

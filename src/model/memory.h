@@ -5,12 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The reference's defaults (player_memory.py): runs of 4..12 note-ons, a
- * weight of 0.8 at full confidence, the confidence's decay. */
-#define MEMORY_KMIN   4
-#define MEMORY_KMAX   12
-#define MEMORY_LAMBDA 0.8f
-#define MEMORY_DECAY  0.85f
+/* The settings come from the model file (model.c checks them; the
+ * defaults are train/player_memory.py's). */
 #define MEMORY_KMAX_LIMIT 32        /* the longest run a file may ask for */
 #define MEMORY_PITCHES 128          /* the widest layout's pitch count */
 
@@ -32,8 +28,10 @@ typedef struct player_memory {
 
 /* Builds M from PITCHES (N of them, 0-based; -1 separates sessions: no run
  * crosses it) for a layout of N_PITCHES note-ons from id NOTE_ON_BASE.
- * Returns 0, or -1 (a bad argument or out of memory, logged; nothing to
- * free). */
+ * The caller has checked the arguments (model.c's loader, naming the file
+ * and byte): 1 <= KMIN <= KMAX <= MEMORY_KMAX_LIMIT, N_PITCHES <=
+ * MEMORY_PITCHES, every pitch -1..N_PITCHES-1.  Returns 0, or -1 out of
+ * memory (logged; nothing to free). */
 int  player_memory_build(player_memory *m, const int32_t *pitches, size_t n, int note_on_base, int n_pitches,
                          int kmin, int kmax, float lambda, float decay);
 void player_memory_free(player_memory *m);
