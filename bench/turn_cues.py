@@ -1,0 +1,371 @@
+#!/usr/bin/env python3
+"""turn_cues.py: how far the phrase end can be heard from what was played (issue 38).
+
+bench_turn keeps, at every silence of a split, the model's odds of the
+player's next event.  This script adds what a listener hears besides: how
+long the last chord was held against the phrase's pace, how loud it was
+against the notes before it, whether the pedal was the last thing lifted,
+whether the last chord stands on the key's tonic, and fits, on train, one
+logistic per moment of the silence (300 and 600 ms by default): at each,
+the phrase has ended when the fit's score passes its threshold, else the
+silence rule answers at 800 ms.  The thresholds are the fastest that keep
+train's barge-ins within 0.1 a minute of the 800 ms rule's; the table is
+then printed for valid, with the definitions of bench_turn.c (a real end:
+the end of a performance, or 2 s or more with nothing sounding; a
+barge-in: the player plays within 2 s of an answer's start).
+
+    build/bench/bench_turn odds ROOT ROOT/split.tsv train T0.bin --part 0/2   # and 1/2
+    build/bench/bench_turn odds ROOT ROOT/split.tsv valid V0.bin --part 0/2   # and 1/2
+    python3 bench/turn_cues.py ROOT --train T0.bin T1.bin --valid V0.bin V1.bin --out DIR
+
+The cues of each split are kept in DIR (reading the MIDI files is the slow
+part: about 10 minutes for all of train), with a picture of the trade-off
+on valid (frontier.png): the share of real ends answered by 600 ms against
+the barge-ins a minute, for the odds alone and for the odds with the cues.
+"""
+import argparse
+import bisect
+import csv
+import math
+import os
+import struct
+import sys
+import time
+
+import mido
+import numpy as np
+import torch
+
+END_S, BARGE_S, SILENCE_S, BUDGET = 2.0, 2.0, 0.8, 0.1
+MAJOR = np.array([6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88])
+MINOR = np.array([6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17])
+CUES = ["log age", "log pace", "chord size", "loudness", "pedal last", "bass on tonic",
+        "key clarity", "tonic triad"]
+
+# ---- the performances: silences and their cues ----
+
+
+def read_events(path):
+    """Note-ons, note-offs and pedal messages of PATH, in seconds."""
+    mf = mido.MidiFile(path)
+    out, t, tempo = [], 0.0, 500000
+    for msg in mido.merge_tracks(mf.tracks):
+        t += mido.tick2second(msg.time, mf.ticks_per_beat, tempo)
+        if msg.type == "set_tempo":
+            tempo = msg.tempo
+        elif msg.type == "note_on" and msg.velocity > 0:
+            out.append((t, "on", msg.note, msg.velocity))
+        elif msg.type == "note_off" or msg.type == "note_on":
+            out.append((t, "off", msg.note, 0))
+        elif msg.type == "control_change" and msg.control == 64:
+            out.append((t, "pedal", 0, msg.value))
+    return out
+
+
+def key_of(hist):
+    """(correlation, tonic pitch class, minor) of the best Krumhansl-Kessler key."""
+    best = (-2.0, 0, 0)
+    if hist.sum() == 0:
+        return best
+    for minor, profile in ((0, MAJOR), (1, MINOR)):
+        for k in range(12):
+            c = np.corrcoef(hist, np.roll(profile, k))[0, 1]
+            if c > best[0]:
+                best = (c, k, minor)
+    return best
+
+
+def last_chord(on_t, on_v, n):
+    """The slice of the last chord among the first N note-ons: the onsets within 60 ms
+    of the last, or the chord before when those are a ghost note just after it."""
+    def start_of(j):
+        while j > 0 and on_t[j] - on_t[j - 1] < 0.06:
+            j -= 1
+        return j
+    j = start_of(n - 1)
+    loud = on_v[max(0, n - 20):n].mean()
+    if j > 0 and on_v[j:n].max() < 0.4 * loud and on_t[n - 1] - on_t[j - 1] < 0.3:
+        j = start_of(j - 1)
+    return j
+
+
+def performance_cues(path):
+    """Every silence of the performance (nothing held, pedal up, until the next note-on or
+    pedal press): its start, end, next note-on and cues; and the minutes of playing."""
+    ev = read_events(path)
+    down, pedal, quiet_from = set(), False, None
+    on_t, on_p, on_v, rows = [], [], [], []
+    for t, kind, note, value in ev:
+        if kind == "on":
+            down.add(note)
+            on_t.append(t), on_p.append(note), on_v.append(value)
+        elif kind == "off":
+            down.discard(note)
+        elif (value >= 64) == pedal:
+            continue            # a half-pedal's values: no press, no lift
+        else:
+            pedal = value >= 64
+        quiet = not down and not pedal
+        if quiet and quiet_from is None and len(on_t) > 1:
+            quiet_from = (t, len(on_t), kind == "pedal")
+        elif not quiet and quiet_from is not None:
+            rows.append(quiet_from + (t,))
+            quiet_from = None
+    if quiet_from is not None:
+        rows.append(quiet_from + (math.inf,))
+    on_t, on_p, on_v = np.array(on_t), np.array(on_p), np.array(on_v, float)
+    out = []
+    for start, n, pedal_last, end in rows:
+        j = last_chord(on_t, on_v, n)
+        chord = on_p[j:n]
+        k8 = max(0, n - 8)
+        pace = (on_t[n - 1] - on_t[k8]) / max(1, n - 1 - k8)
+        loud = on_v[j:n].mean() / max(1.0, on_v[max(0, n - 20):n].mean())
+        clarity, tonic, minor = key_of(np.bincount(on_p[max(0, n - 200):n] % 12, minlength=12).astype(float))
+        pcs = set((chord - tonic) % 12)
+        triad = {0, 3, 7} if minor else {0, 4, 7}
+        nxt = bisect.bisect_right(on_t, start)
+        out.append([start, end, on_t[nxt] if nxt < len(on_t) else math.inf,
+                    math.log(start - on_t[n - 1] + 0.01), math.log(pace + 0.01), n - j, loud,
+                    float(pedal_last), float((chord.min() - tonic) % 12 == 0), clarity,
+                    float(0 in pcs and pcs <= triad)])
+    minutes = (ev[-1][0] - on_t[0]) / 60 if len(on_t) else 0
+    return np.array(out, float).reshape(-1, 3 + len(CUES)), minutes
+
+
+def split_files(root, split):
+    with open(os.path.join(root, "split.tsv")) as f:
+        return [os.path.join(root, r["file"]) for r in csv.DictReader(f, delimiter="\t") if r["split"] == split]
+
+
+def split_cues(root, split, every, cache):
+    """Per performance (every EVERY-th of the split): the silences' rows, and the minutes."""
+    if os.path.exists(cache):
+        z = np.load(cache, allow_pickle=True)
+        return list(z["perfs"]), list(z["minutes"])
+    files = split_files(root, split)[::every]
+    perfs, minutes, t0 = [], [], time.time()
+    for i, path in enumerate(files):
+        rows, m = performance_cues(path)
+        perfs.append(rows)
+        minutes.append(m)
+        el = time.time() - t0
+        if (i + 1) % 25 == 0 or i + 1 == len(files):
+            print(f"{split}: {i + 1}/{len(files)} performances read, {sum(minutes):.0f} min of playing, "
+                  f"about {el / (i + 1) * (len(files) - i - 1):.0f} s left", file=sys.stderr)
+    tmp = cache + ".part.npz"
+    np.savez(tmp, perfs=np.array(perfs, dtype=object), minutes=np.array(minutes))
+    os.replace(tmp, cache)
+    return perfs, minutes
+
+
+# ---- the model's odds, from bench_turn's files ----
+
+SILENCE = np.dtype([("perf", "<i4"), ("notes", "<i4"), ("start", "<f8"), ("next", "<f8"),
+                    ("quiet_start", "<f8"), ("quiet_end", "<f8"), ("next_note", "<f8"),
+                    ("ioi", "<f4"), ("last_len", "<f4"), ("survive", "<f4", 129), ("pad", "<f4")])
+
+
+def read_odds(paths):
+    """{(performance, quiet start in ms): survive[0..steps]} from the parts of one split."""
+    odds = {}
+    for part, path in enumerate(paths):
+        with open(path, "rb") as f:
+            b = f.read()
+        magic, n_perf, n, steps, step_ms = struct.unpack("<5I", b[:20]) if len(b) >= 20 else (0,) * 5
+        if magic != 0x6e727574 or step_ms != 10 or len(b) < 20 + 8 * n_perf + SILENCE.itemsize * n:
+            sys.exit(f"{path}: not a bench_turn odds file of 10 ms steps")
+        a = np.frombuffer(b, SILENCE, n, 20 + 8 * n_perf)
+        for x in a:
+            key = (int(x["perf"]) * len(paths) + part, int(round(x["quiet_start"] * 1000)))
+            odds.setdefault(key, x["survive"][:steps + 1].astype(float))
+    return odds
+
+
+class Split:
+    """A split's silences: when each starts and ends, the next note, the cues, the odds."""
+
+    def __init__(self, perfs, minutes, odds):
+        rows, surv = [], []
+        for p, r in enumerate(perfs):
+            for x in r:
+                s = odds.get((p, int(round(x[0] * 1000))))
+                if s is not None:       # bench_turn keeps the silences over 30 ms
+                    rows.append(x)
+                    surv.append(s)
+        rows = np.array(rows)
+        self.start, self.end, self.next_note = rows[:, 0], rows[:, 1], rows[:, 2]
+        self.cues, self.survive = rows[:, 3:], np.array(surv)
+        self.minutes = sum(minutes)
+        self.real_end = self.end - self.start >= END_S
+
+    def rest_logit(self, t):
+        """log-odds of P(at rest | no note for t s)"""
+        k = int(round(t * 100))
+        p = np.clip(self.survive[:, -1] / np.maximum(self.survive[:, k], 1e-12), 1e-6, 1 - 1e-6)
+        return np.log(p / (1 - p))
+
+    def design(self, t, cues=True):
+        x = self.rest_logit(t)[:, None]
+        return np.hstack([self.cues, x]) if cues else x
+
+    def outcome(self, at):
+        """(median, p90 delay in ms at the real ends, barge-ins, per minute, answers) when
+        the answer comes AT s into each silence (unless the player comes first)."""
+        answered = self.start + at < self.end
+        barge = int((answered & (self.next_note - (self.start + at) < BARGE_S)).sum())
+        d = np.sort(at[self.real_end & answered]) * 1000
+        p90 = d[max(0, math.ceil(0.9 * len(d)) - 1)] if len(d) else math.nan
+        return np.median(d), p90, barge, barge / self.minutes, int(answered.sum())
+
+
+def fit_logistic(x, y, l2=1e-3):
+    """Weights (on the raw features) and bias of an L2-regularised logistic regression."""
+    x, y = torch.tensor(x), torch.tensor(y, dtype=torch.float64)
+    mu, sd = x.mean(0), x.std(0) + 1e-9
+    z = (x - mu) / sd
+    w = torch.zeros(x.shape[1], dtype=torch.float64, requires_grad=True)
+    b = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([w, b], max_iter=500, line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(z @ w + b, y) + l2 * (w * w).sum()
+        loss.backward()
+        return loss
+    opt.step(closure)
+    return (w / sd).detach().numpy(), float(b - (w / sd * mu).sum())
+
+
+class Rule:
+    """One logistic per moment of the silence; the earliest moment whose score passes its
+    threshold answers, else the silence rule."""
+
+    def __init__(self, train, moments, cues):
+        self.moments, self.cues, self.fits = moments, cues, []
+        for t in moments:
+            alive = train.end - train.start > t
+            self.fits.append(fit_logistic(train.design(t, cues)[alive], train.real_end[alive]))
+
+    def scores(self, s):
+        return [s.design(t, self.cues) @ w + b for t, (w, b) in zip(self.moments, self.fits)]
+
+    @staticmethod
+    def answer(scores, moments, th):
+        at = np.full(len(scores[0]), SILENCE_S)
+        for sc, t, h in reversed(list(zip(scores, moments, th))):
+            at = np.where(sc > h, t, at)
+        return at
+
+    def tune(self, train):
+        """The thresholds that answer the real ends of train soonest (the worse of median
+        / first moment and p90 / last moment; then the most by the last moment) within
+        the barge-in budget."""
+        sc, limit = self.scores(train), train.outcome(np.full(len(train.start), SILENCE_S))[3] + BUDGET
+        best = None
+        for h1 in np.arange(-3, 3.01, 0.1):
+            for h2 in np.arange(-4, h1 + 0.01, 0.1):
+                th = (h1, h2) if len(self.moments) == 2 else (h1,)
+                at = self.answer(sc, self.moments, th)
+                o = train.outcome(at)
+                if o[3] > limit:
+                    continue
+                by_last = ((at <= self.moments[-1] + 1e-9) & train.real_end).sum()
+                key = (max(o[0] / self.moments[0], o[1] / self.moments[-1]), -by_last, o[3])
+                if best is None or key < best[0]:
+                    best = (key, th)
+                if len(self.moments) == 1:
+                    break
+        self.th = best[1]
+        return self.th
+
+
+def row(name, o, by):
+    return f"| {name:<38} | {o[0]:6.0f} | {o[1]:6.0f} | {by:6.0%} | {o[2]:7d} | {o[3]:6.3f} | {o[4]:7d} |"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("root", help="the ASAP folder (split.tsv and the MIDI files)")
+    ap.add_argument("--train", nargs="+", required=True, help="bench_turn odds files of train, its parts in order")
+    ap.add_argument("--valid", nargs="+", required=True, help="bench_turn odds files of valid, its parts in order")
+    ap.add_argument("--train-every", type=int, default=1, help="the --every the train files were made with")
+    ap.add_argument("--moments", default="0.3,0.6", help="s into the silence at which the rule judges")
+    ap.add_argument("--out", required=True, help="folder for the cues' cache and frontier.png")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    moments = [float(x) for x in a.moments.split(",")]
+    sets = {}
+    for name, files, every in (("train", a.train, a.train_every), ("valid", a.valid, 1)):
+        perfs, minutes = split_cues(a.root, name, every, os.path.join(a.out, f"cues-{name}-{every}.npz"))
+        sets[name] = Split(perfs, minutes, read_odds(files))
+    train, valid = sets["train"], sets["valid"]
+    for name, s in sets.items():
+        print(f"{name}: {len(s.start)} silences over 30 ms, {s.real_end.sum()} real ends, "
+              f"{s.minutes:.0f} min of playing")
+    rules = {"odds alone": Rule(train, moments, False), "odds and cues": Rule(train, moments, True)}
+    print("\nweights (per unit of each cue; the last: the model's log-odds of a rest):")
+    for t, (w, b) in zip(moments, rules["odds and cues"].fits):
+        print(f"  at {t * 1000:.0f} ms: " + ", ".join(f"{n} {x:+.3f}" for n, x in zip(CUES + ["odds"], w))
+              + f", bias {b:+.3f}")
+    last = f"by {moments[-1] * 1000:.0f}"
+    print(f"\n| rule (valid)                           | median | p90    | {last} | barge-ins | per min | answers |")
+    print("|----------------------------------------|--------|--------|--------|---------|--------|---------|")
+
+    def share(s, at):
+        return ((at <= moments[-1] + 1e-9) & s.real_end).sum() / s.real_end.sum()
+    for ms in (800, 300):
+        at = np.full(len(valid.start), ms / 1000)
+        print(row(f"silence {ms} ms", valid.outcome(at), share(valid, at)))
+    for name, r in rules.items():
+        th = r.tune(train)
+        at_train, at = r.answer(r.scores(train), moments, th), r.answer(r.scores(valid), moments, th)
+        o_train = train.outcome(at_train)
+        print(row(f"{name} ({', '.join(f'{h:+.1f}' for h in th)})", valid.outcome(at), share(valid, at))
+              + f"  train: {o_train[0]:.0f} / {o_train[1]:.0f} ms, {share(train, at_train):.0%} by "
+              f"{moments[-1] * 1000:.0f}, {o_train[3]:.3f}/min")
+    plot(valid, rules, moments, os.path.join(a.out, "frontier.png"))
+
+
+def plot(valid, rules, moments, path):
+    """Valid's trade-off: over every pair of thresholds that answers at least half the real
+    ends by the first moment (the median goal), the most answered by the last moment for
+    each count of barge-ins a minute."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    base = valid.outcome(np.full(len(valid.start), SILENCE_S))[3]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for name, r in rules.items():
+        sc, pts = r.scores(valid), []
+        for h1 in np.arange(-4, 4.01, 0.1):
+            for h2 in np.arange(-5, h1 + 0.01, 0.1):
+                at = r.answer(sc, moments, (h1, h2))
+                if ((at <= moments[0] + 1e-9) & valid.real_end).sum() * 2 < valid.real_end.sum():
+                    continue
+                pts.append((valid.outcome(at)[3] - base, ((at <= moments[-1] + 1e-9) & valid.real_end).mean()
+                            / valid.real_end.mean()))
+        pts.sort()
+        xs, ys, top = [], [], 0.0
+        for x, y in pts:
+            if y > top:
+                top = y
+                xs.append(x)
+                ys.append(y)
+        ax.step(xs, ys, where="post", label=name)
+    ax.axvline(BUDGET, color="grey", ls="--", lw=0.8)
+    ax.axhline(0.9, color="grey", ls="--", lw=0.8)
+    ax.set_xlabel("barge-ins a minute above the 800 ms rule's (valid)")
+    ax.set_ylabel(f"share of real ends answered by {moments[-1] * 1000:.0f} ms")
+    ax.set_xlim(0, 0.5)
+    ax.set_ylim(0.5, 1.0)
+    ax.legend(loc="lower right")
+    ax.set_title(f"half the real ends answered by {moments[0] * 1000:.0f} ms; the goal: the top left corner",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    print(f"\n{path}: the trade-off on valid")
+
+
+if __name__ == "__main__":
+    main()
