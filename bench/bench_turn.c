@@ -1,15 +1,17 @@
 /* bench_turn.c: when does the phrase end?  The rules of serve's phrase end (silence 800 ms,
- * silence 300 ms, auto: play/turn.h on the model's odds) over a split's performances in
+ * silence 300 ms, auto: play/turn.h on the model's odds and the last chord's cues) over a split's performances in
  * simulated time: the answer's delay at the real ends, the barge-ins into the pauses.
  *
  *   bench_turn odds ROOT SPLIT.tsv SPLIT OUT [--part I/N] [--every K] [--model PATH]
  *       the model hears each performance as serve does (continuation_hear, stream memory,
  *       512 events); at every silence (nothing held, pedal up, 30 ms in: serve's prepare)
- *       the odds of the next event are kept, with where the silence ends, in OUT
- *   bench_turn table FILE... [--rest X] [--hold H] [--min-ms MS] [--silence-ms MS] [--grid]
- *       the table for the rules, from those files (no model: quick enough to tune)
+ *       the odds of the next event and the cues (turn_ear, as serve's engine hears them) are
+ *       kept, with where the silence ends, in OUT
+ *   bench_turn table FILE... [--th1 X] [--th2 X] [--rest X] [--hold H] [--min-ms MS] [--silence-ms MS] [--grid]
+ *       the table for the rules, from those files (no model: quick enough to tune): auto, the
+ *       cue rule (its thresholds at 300 and 600 ms), and the odds' rule (rest, hold, min-ms)
  *   bench_turn answers MIDI [--model PATH] [--silence-ms MS]
- *       one performance heard and judged by the shipped rule (auto): when each answer
+ *       one performance heard and judged by the shipped rule (auto: the cues): when each answer
  *       starts (for tests/model/test_phrase_end_live.py, which plays it into serve)
  *
  * A real end: the end of a performance, or a silence (nothing held, pedal up) of 2 s or
@@ -36,7 +38,7 @@
 #define BARGE_S     2.0     /* a note this soon after an answer's start: it barged in */
 #define N_CTX       512
 #define PACE_NOTES  8       /* the phrase's pace: the mean time between its last onsets */     /* serve's context (context_events, capped by the model's) */
-#define FILE_MAGIC  0x6e727574u /* "turn" */
+#define FILE_MAGIC  0x32727574u /* "tur2": with the cues */
 
 /* One silence as serve's timer sees it: from a message that left nothing
  * sounding (or a pedal message while nothing sounds) to the next message. */
@@ -51,6 +53,8 @@ typedef struct silence {
     float   ioi;            /* s: the mean time between the last PACE_NOTES note-ons */
     float   last_len;       /* s: from the last note-on to the silence */
     float   survive[TURN_MAX_STEPS + 1];    /* turn_odds.survive at the prepare */
+    float   cues[TURN_CUES];                /* turn_odds.cues (play/turn.h) */
+    int32_t have_cues;
 } silence;
 
 typedef struct perf_info {
@@ -117,6 +121,7 @@ typedef struct player {
     double  last, quiet_start;
     double  onset[PACE_NOTES];  /* the last note-ons' times, a ring */
     int     first_of_quiet;     /* store index of the quiet stretch's first silence, -1 */
+    turn_ear ear;               /* what the cues hear (live.c's engine keeps the same) */
 } player;
 
 /* The odds at the prepare of the silence from P->last to NEXT, kept. */
@@ -128,6 +133,7 @@ static int keep_silence(store *st, continuation *c, const vocab *v, const player
         return -1;
     turn_odds o;
     turn_odds_read(&o, v, continuation_model_state(c)->logits);
+    turn_ear_cues(&p->ear, &o);
     silence x = { .perf = perf, .notes = p->notes, .start = p->last, .next = next,
                   .quiet_start = p->quiet_start, .quiet_end = INFINITY, .next_note = INFINITY };
     int n = p->notes < PACE_NOTES ? p->notes : PACE_NOTES;
@@ -136,6 +142,9 @@ static int keep_silence(store *st, continuation *c, const vocab *v, const player
     x.last_len = (float)(p->last - newest);
     for (int k = 0; k <= TURN_MAX_STEPS; k++)
         x.survive[k] = (float)o.survive[k];
+    for (int k = 0; k < TURN_CUES; k++)
+        x.cues[k] = (float)o.cues[k];
+    x.have_cues = o.have_cues;
     st->steps = o.steps;
     st->step_ms = o.step_ms;
     return store_add(st, &x);
@@ -145,6 +154,7 @@ static int keep_silence(store *st, continuation *c, const vocab *v, const player
  * silences of the quiet stretch it ends learn where it ended. */
 static void player_take(player *p, store *st, const smf_event *e)
 {
+    turn_ear_hear(&p->ear, e->time, e->status, e->data1, e->data2);
     int quiet = p->held == 0 && !p->pedal;
     if (is_note_on(e)) {
         p->held += !p->down[e->data1];
@@ -196,6 +206,7 @@ static int hear_performance(store *st, model *m, const vocab *v, const smf *f, i
     player p;
     memset(&p, 0, sizeof p);
     p.first_of_quiet = -1;
+    turn_ear_reset(&p.ear);
     int from = st->n, rc = 0;
     double first = -1, last = 0;
     for (size_t i = 0; i < f->n_events && rc == 0; i++) {
@@ -370,6 +381,9 @@ static double answer_at(const store *st, const silence *x, const turn_rule *r)
     for (int k = 0; k <= TURN_MAX_STEPS; k++)
         o.survive[k] = x->survive[k];
     o.onset_age = x->last_len + PREPARE_S;     /* read at the prepare, as serve does */
+    o.have_cues = x->have_cues;
+    for (int k = 0; k < TURN_CUES; k++)
+        o.cues[k] = x->cues[k];
     int ms = turn_verdict(&o, r);
     double at = x->start + (ms < PREPARE_S * 1000 ? PREPARE_S : ms / 1000.0);
     return at < x->next ? at : INFINITY;
@@ -462,12 +476,17 @@ static int cmd_table(int argc, char **argv)
 {
     store st;
     memset(&st, 0, sizeof st);
+    turn_rule cue = { .cues = 1, .th = TURN_TH_DEFAULT, .max_ms = 800 };
     turn_rule r = { .rest = TURN_REST_DEFAULT, .hold = TURN_HOLD_DEFAULT, .min_ms = TURN_MIN_MS_DEFAULT,
                     .max_ms = 800 };
     int grid = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--grid") == 0)
             grid = 1;
+        else if (strcmp(argv[i], "--th1") == 0 && i + 1 < argc)
+            cue.th[0] = atof(argv[++i]);
+        else if (strcmp(argv[i], "--th2") == 0 && i + 1 < argc)
+            cue.th[1] = atof(argv[++i]);
         else if (strcmp(argv[i], "--rest") == 0 && i + 1 < argc)
             r.rest = atof(argv[++i]);
         else if (strcmp(argv[i], "--hold") == 0 && i + 1 < argc)
@@ -475,7 +494,7 @@ static int cmd_table(int argc, char **argv)
         else if (strcmp(argv[i], "--min-ms") == 0 && i + 1 < argc)
             r.min_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--silence-ms") == 0 && i + 1 < argc)
-            r.max_ms = atoi(argv[++i]);
+            r.max_ms = cue.max_ms = atoi(argv[++i]);
         else if (read_store(&st, argv[i]) < 0)
             return 1;
     }
@@ -483,7 +502,9 @@ static int cmd_table(int argc, char **argv)
     turn_rule s800 = { .rest = 2, .max_ms = 800 }, s300 = { .rest = 2, .max_ms = 300 };
     rule_row(&st, &s800, "silence 800 ms", 1);
     rule_row(&st, &s300, "silence 300 ms", 0);
-    snprintf(name, sizeof name, "auto (rest %.2f, hold %.2f, min %d)", r.rest, r.hold, r.min_ms);
+    snprintf(name, sizeof name, "auto (cues %+.1f, %+.1f)", cue.th[0], cue.th[1]);
+    rule_row(&st, &cue, name, 0);
+    snprintf(name, sizeof name, "odds (rest %.2f, hold %.2f, min %d)", r.rest, r.hold, r.min_ms);
     rule_row(&st, &r, name, 0);
     static const double rests[] = { 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98 };
     static const double holds[] = { 0, 0.25, 0.5, 0.75, 1, 1.5 };
@@ -492,7 +513,7 @@ static int cmd_table(int argc, char **argv)
         for (size_t i = 0; i < sizeof rests / sizeof *rests; i++)
             for (size_t j = 0; j < sizeof mins / sizeof *mins; j++) {
                 turn_rule g = { .rest = rests[i], .hold = holds[h], .min_ms = mins[j], .max_ms = r.max_ms };
-                snprintf(name, sizeof name, "auto (rest %.2f, hold %.2f, min %d)", g.rest, g.hold, g.min_ms);
+                snprintf(name, sizeof name, "odds (rest %.2f, hold %.2f, min %d)", g.rest, g.hold, g.min_ms);
                 rule_row(&st, &g, name, 0);
             }
     return 0;
@@ -502,8 +523,7 @@ static int cmd_table(int argc, char **argv)
 static int cmd_answers(int argc, char **argv)
 {
     const char *model_path = NULL;
-    turn_rule r = { .rest = TURN_REST_DEFAULT, .hold = TURN_HOLD_DEFAULT, .min_ms = TURN_MIN_MS_DEFAULT,
-                    .max_ms = 800 };
+    turn_rule r = { .cues = 1, .th = TURN_TH_DEFAULT, .max_ms = 800 };
     for (int i = 3; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--model") == 0)
             model_path = argv[i + 1];
@@ -548,7 +568,7 @@ int main(int argc, char **argv)
         rc = cmd_answers(argc, argv);
     if (rc == 2)
         fprintf(stderr, "usage: bench_turn odds ROOT SPLIT.tsv SPLIT OUT [--part I/N] [--every K] [--model PATH]\n"
-                        "       bench_turn table FILE... [--rest X] [--hold H] [--min-ms MS] [--silence-ms MS] [--grid]\n"
+                        "       bench_turn table FILE... [--th1 X] [--th2 X] [--rest X] [--hold H] [--min-ms MS] [--silence-ms MS] [--grid]\n"
                         "       bench_turn answers MIDI [--model PATH] [--silence-ms MS]\n");
     return rc;
 }

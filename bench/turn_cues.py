@@ -163,22 +163,26 @@ def split_cues(root, split, every, cache):
 
 SILENCE = np.dtype([("perf", "<i4"), ("notes", "<i4"), ("start", "<f8"), ("next", "<f8"),
                     ("quiet_start", "<f8"), ("quiet_end", "<f8"), ("next_note", "<f8"),
-                    ("ioi", "<f4"), ("last_len", "<f4"), ("survive", "<f4", 129), ("pad", "<f4")])
+                    ("ioi", "<f4"), ("last_len", "<f4"), ("survive", "<f4", 129), ("cues", "<f4", len(CUES)),
+                    ("have_cues", "<i4")])
+MAGIC = 0x32727574      # "tur2"
 
 
 def read_odds(paths):
-    """{(performance, quiet start in ms): survive[0..steps]} from the parts of one split."""
+    """{(performance, quiet start in ms): (survive[0..steps], the cues play/turn.c heard or
+    None)} from the parts of one split."""
     odds = {}
     for part, path in enumerate(paths):
         with open(path, "rb") as f:
             b = f.read()
         magic, n_perf, n, steps, step_ms = struct.unpack("<5I", b[:20]) if len(b) >= 20 else (0,) * 5
-        if magic != 0x6e727574 or step_ms != 10 or len(b) < 20 + 8 * n_perf + SILENCE.itemsize * n:
+        if magic != MAGIC or step_ms != 10 or len(b) < 20 + 8 * n_perf + SILENCE.itemsize * n:
             sys.exit(f"{path}: not a bench_turn odds file of 10 ms steps")
         a = np.frombuffer(b, SILENCE, n, 20 + 8 * n_perf)
         for x in a:
             key = (int(x["perf"]) * len(paths) + part, int(round(x["quiet_start"] * 1000)))
-            odds.setdefault(key, x["survive"][:steps + 1].astype(float))
+            odds.setdefault(key, (x["survive"][:steps + 1].astype(float),
+                                  x["cues"].astype(float) if x["have_cues"] else None))
     return odds
 
 
@@ -186,18 +190,24 @@ class Split:
     """A split's silences: when each starts and ends, the next note, the cues, the odds."""
 
     def __init__(self, perfs, minutes, odds):
-        rows, surv = [], []
+        rows, surv, self.c_cues = [], [], []
         for p, r in enumerate(perfs):
             for x in r:
                 s = odds.get((p, int(round(x[0] * 1000))))
                 if s is not None:       # bench_turn keeps the silences over 30 ms
                     rows.append(x)
-                    surv.append(s)
+                    surv.append(s[0])
+                    self.c_cues.append(s[1])
         rows = np.array(rows)
         self.start, self.end, self.next_note = rows[:, 0], rows[:, 1], rows[:, 2]
         self.cues, self.survive = rows[:, 3:], np.array(surv)
         self.minutes = sum(minutes)
         self.real_end = self.end - self.start >= END_S
+
+    def parity(self):
+        """(silences, the largest difference) between these cues and play/turn.c's."""
+        d = [np.abs(c - x).max() for c, x in zip(self.c_cues, self.cues) if c is not None]
+        return len(d), max(d) if d else math.nan
 
     def rest_logit(self, t):
         """log-odds of P(at rest | no note for t s)"""
@@ -301,8 +311,9 @@ def main():
         sets[name] = Split(perfs, minutes, read_odds(files))
     train, valid = sets["train"], sets["valid"]
     for name, s in sets.items():
+        n, diff = s.parity()
         print(f"{name}: {len(s.start)} silences over 30 ms, {s.real_end.sum()} real ends, "
-              f"{s.minutes:.0f} min of playing")
+              f"{s.minutes:.0f} min of playing; play/turn.c's cues agree on {n} of them to {diff:.1e}")
     rules = {"odds alone": Rule(train, moments, False), "odds and cues": Rule(train, moments, True)}
     print("\nweights (per unit of each cue; the last: the model's log-odds of a rest):")
     for t, (w, b) in zip(moments, rules["odds and cues"].fits):

@@ -9,6 +9,7 @@
 #include "model/model.h"
 #include "play/candidates.h"
 #include "play/continuation.h"
+#include "play/turn.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -21,6 +22,7 @@ typedef struct model_engine {
     int          have_cands;    /* cands allocated (at the first prepare) */
     int          prepared;      /* cont has begun and cands run for prep */
     cont_spec    prep;
+    turn_ear     ear;           /* the player's playing, for the phrase end's cues */
 } model_engine;
 
 /* One decode step pages the mapped weights in (38 MB for a 22 M model: 15
@@ -61,6 +63,7 @@ static int me_open(void **state, const config *cfg)
         return -1;
     }
     log_info("model: %s", e->m.file.path);
+    turn_ear_reset(&e->ear);
     int n_ctx = cfg->context_events < e->m.cfg.context ? cfg->context_events : e->m.cfg.context;
     if (continuation_init(&e->cont, &e->m, e->v, n_ctx, cfg->model_threads, (model_memory)cfg->memory,
                           cfg->play.max_note_ms / 1000.0, 0) < 0) {
@@ -104,6 +107,7 @@ static int me_listen(void *state, const smf_event *msg)
     model_engine *e = state;
     if (context_takes(msg) && drop(e) < 0)     /* the player plays on */
         return -1;
+    turn_ear_hear(&e->ear, msg->time, msg->status, msg->data1, msg->data2);
     return continuation_hear(&e->cont, msg);
 }
 
@@ -149,6 +153,7 @@ static int me_odds(void *state, double at, turn_odds *out)
     turn_odds_read(out, e->v, continuation_model_state(&e->cont)->logits);
     double onset = perf_follow_last_onset(&e->cont.ctx.pos.follow);
     out->onset_age = onset >= 0 && at > onset ? at - onset : 0;
+    turn_ear_cues(&e->ear, out);
     return 0;
 }
 
@@ -274,12 +279,14 @@ static int me_attention(void *state, uint32_t note, note_attention *out)
 }
 
 /* Takes FROM's place: its candidates go (their continuation ends), its
- * context moves over (continuation_take_over). */
+ * context moves over (continuation_take_over), and what it heard of the
+ * player (the ear). */
 static int me_take_over(void *state, void *from)
 {
     model_engine *e = state, *old = from;
     if (drop(old) < 0)
         return -1;
+    e->ear = old->ear;
     return continuation_take_over(&e->cont, &old->cont);
 }
 

@@ -146,11 +146,12 @@ const option_def config_options[] = {
       .apply = LIVE, .offset = OFF(phrase_end),
       .help = "How the end of the player's phrase is decided.  silence: after\n"
               "phrase_silence_ms of silence (nothing held, pedal up).  auto: 30 ms into\n"
-              "each silence the model judges from its odds of the player's next note\n"
-              "whether the music has come to rest (a cadence: the answer comes as soon\n"
-              "as 100 ms after the release; a breath in a run: it waits), and\n"
-              "phrase_silence_ms is the latest it waits.  The hand-over controller\n"
-              "answers at once either way." },
+              "each silence it weighs the model's odds of the player's next note with\n"
+              "what the last chord says (how long it was held against the pace, how\n"
+              "loud, whether it is the key's tonic, whether the pedal was lifted last):\n"
+              "an end heard (a cadence) is answered 300 or 600 ms after the release, a\n"
+              "breath in a run waits; phrase_silence_ms is the latest it waits.  The\n"
+              "hand-over controller answers at once either way." },
     { .name = "held_note_timeout_ms", .type = OPT_INT, .default_value = "30000", .min = 0, .max = 3600000,
       .apply = LIVE, .offset = OFF(held_note_timeout_ms),
       .help = "A player's key held longer than this, in ms, counts as released (its\n"

@@ -1,4 +1,4 @@
-/* turn.c: the phrase end judged from the model's odds of the player's next event (turn.h). */
+/* turn.c: the phrase end judged from the model's odds of the player's next event and the cues of the last chord (turn.h). */
 #include "play/turn.h"
 
 #include <math.h>
@@ -33,9 +33,172 @@ void turn_odds_read(turn_odds *o, const vocab *v, const float *logits)
     o->survive[0] = 1.0;
 }
 
+/* ---- the ear: the cues of bench/turn_cues.py, computed the same way ---- */
+
+#define RING(i) ((int)((i) % TURN_KEY_NOTES))     /* a note-on's place in the ring */
+
+void turn_ear_reset(turn_ear *e)
+{
+    memset(e, 0, sizeof *e);
+    e->quiet_start = -1;
+}
+
+void turn_ear_hear(turn_ear *e, double t, uint8_t status, uint8_t data1, uint8_t data2)
+{
+    int kind = status & 0xF0, note = data1 & 0x7F, pedal_msg = 0;
+    if (kind == 0x90 && data2 > 0) {
+        e->held += !e->down[note];
+        e->down[note] = 1;
+        int i = RING(e->n);
+        e->on_t[i] = t;
+        e->on_p[i] = (uint8_t)note;
+        e->on_v[i] = data2;
+        e->n++;
+    } else if (kind == 0x80 || kind == 0x90) {
+        e->held -= e->down[note];
+        e->down[note] = 0;
+    } else if (kind == 0xB0 && data1 == 64 && (data2 >= 64) != e->pedal) {
+        e->pedal = data2 >= 64;     /* a press or a lift: a half-pedal's values are no playing */
+        pedal_msg = 1;
+    } else {
+        return;
+    }
+    int quiet = e->held == 0 && !e->pedal;
+    if (quiet && e->quiet_start < 0 && e->n > 1) {
+        e->quiet_start = t;
+        e->pedal_last = pedal_msg;
+    } else if (!quiet) {
+        e->quiet_start = -1;
+    }
+}
+
+static const double major_profile[12] = { 6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88 };
+static const double minor_profile[12] = { 6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17 };
+
+/* Pearson's correlation of HIST with PROFILE turned to tonic K; NAN when HIST is flat. */
+static double correlation(const double *hist, const double *profile, int k)
+{
+    double mh = 0, mp = 0, sxy = 0, sxx = 0, syy = 0;
+    for (int i = 0; i < 12; i++) {
+        mh += hist[i] / 12;
+        mp += profile[i] / 12;
+    }
+    for (int i = 0; i < 12; i++) {
+        double x = hist[i] - mh, y = profile[(i - k + 12) % 12] - mp;
+        sxy += x * y;
+        sxx += x * x;
+        syy += y * y;
+    }
+    return sxx > 0 ? sxy / sqrt(sxx * syy) : NAN;
+}
+
+/* The key whose profile HIST fits best: its correlation (-2: none), its
+ * TONIC pitch class, MINOR or not; ties go to the first, major before minor. */
+static double key_of(const double *hist, int *tonic, int *minor)
+{
+    double best = -2;
+    *tonic = *minor = 0;
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < 12; k++) {
+            double c = correlation(hist, m ? minor_profile : major_profile, k);
+            if (c > best) {
+                best = c;
+                *tonic = k;
+                *minor = m;
+            }
+        }
+    return best;
+}
+
+/* The first onset of the chord that ends at ring index LAST (onsets within 60 ms). */
+static long chord_start(const turn_ear *e, long last, long oldest)
+{
+    long j = last;
+    while (j > oldest && e->on_t[RING(j)] - e->on_t[RING(j - 1)] < 0.06)
+        j--;
+    return j;
+}
+
+void turn_ear_cues(const turn_ear *e, turn_odds *o)
+{
+    o->have_cues = 0;
+    if (e->quiet_start < 0 || e->n < 2)
+        return;
+    long n = e->n, oldest = n > TURN_KEY_NOTES ? n - TURN_KEY_NOTES : 0;
+    double last_t = e->on_t[RING(n - 1)], loud = 0;
+    long from20 = n - 20 > oldest ? n - 20 : oldest;
+    for (long i = from20; i < n; i++)
+        loud += e->on_v[RING(i)];
+    loud /= (double)(n - from20);
+    long j = chord_start(e, n - 1, oldest);
+    int top = 0;
+    for (long i = j; i < n; i++)
+        top = e->on_v[RING(i)] > top ? e->on_v[RING(i)] : top;
+    if (j > oldest && top < 0.4 * loud && last_t - e->on_t[RING(j - 1)] < 0.3)
+        j = chord_start(e, j - 1, oldest);      /* a ghost note just after the chord */
+    double vel = 0, hist[12] = { 0 };
+    int bass = 127;
+    for (long i = j; i < n; i++) {
+        vel += e->on_v[RING(i)];
+        bass = e->on_p[RING(i)] < bass ? e->on_p[RING(i)] : bass;
+    }
+    for (long i = oldest; i < n; i++)
+        hist[e->on_p[RING(i)] % 12] += 1;
+    int tonic, minor;
+    double clarity = key_of(hist, &tonic, &minor);
+    int triad = 1, has_tonic = 0;
+    for (long i = j; i < n; i++) {
+        int pc = (e->on_p[RING(i)] - tonic + 12) % 12;
+        has_tonic |= pc == 0;
+        triad &= pc == 0 || pc == 7 || pc == (minor ? 3 : 4);
+    }
+    long k8 = n - 8 > 0 ? n - 8 : 0;
+    double pace = (last_t - e->on_t[RING(k8)]) / (double)(n - 1 - k8 > 1 ? n - 1 - k8 : 1);
+    o->cues[TURN_CUE_AGE] = log(e->quiet_start - last_t + 0.01);
+    o->cues[TURN_CUE_PACE] = log(pace + 0.01);
+    o->cues[TURN_CUE_SIZE] = (double)(n - j);
+    o->cues[TURN_CUE_LOUD] = vel / (double)(n - j) / (loud > 1 ? loud : 1);
+    o->cues[TURN_CUE_PEDAL] = e->pedal_last;
+    o->cues[TURN_CUE_BASS] = (bass - tonic + 12) % 12 == 0;
+    o->cues[TURN_CUE_CLARITY] = clarity;
+    o->cues[TURN_CUE_TRIAD] = has_tonic && triad;
+    o->have_cues = 1;
+}
+
+/* The cue rule's weights per moment (bench/turn_cues.py on all of ASAP's
+ * train split, 881 performances, 2026-12-06): the cues in turn.h's order,
+ * then the log-odds of a rest, then the bias. */
+static const double cue_weights[2][TURN_CUES + 2] = {
+    { 1.048761, -0.189228, 0.133924, 1.480970, -0.728611, 0.958477, 2.516605, 0.342056, 0.475632, -5.695147 },
+    { 0.939351, -0.162644, 0.144140, 1.702656, -0.526969, 0.970097, 2.220122, 0.314172, 0.440679, -5.535986 },
+};
+
+static int cue_verdict(const turn_odds *o, const turn_rule *r)
+{
+    static const int moments[2] = TURN_MOMENTS_MS;
+    for (int m = 0; m < 2; m++) {
+        int k = moments[m] / o->step_ms;
+        if (moments[m] >= r->max_ms || k > o->steps)
+            break;
+        double p = o->survive[o->steps] / (o->survive[k] > 1e-12 ? o->survive[k] : 1e-12);
+        p = p < 1e-6 ? 1e-6 : p > 1 - 1e-6 ? 1 - 1e-6 : p;
+        const double *w = cue_weights[m];
+        double score = w[TURN_CUES] * log(p / (1 - p)) + w[TURN_CUES + 1];
+        for (int i = 0; i < TURN_CUES; i++)
+            score += w[i] * o->cues[i];
+        if (score > r->th[m])
+            return moments[m];
+    }
+    return r->max_ms;
+}
+
 int turn_verdict(const turn_odds *o, const turn_rule *r)
 {
-    if (o->steps <= 0 || o->step_ms <= 0 || r->rest > 1.0)
+    if (o->steps <= 0 || o->step_ms <= 0)
+        return r->max_ms;
+    if (r->cues)
+        return o->have_cues ? cue_verdict(o, r) : r->max_ms;
+    if (r->rest > 1.0)
         return r->max_ms;
     int k = r->min_ms > 0 ? (r->min_ms + o->step_ms - 1) / o->step_ms : 0;
     double rest = o->survive[o->steps];

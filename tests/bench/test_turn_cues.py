@@ -8,11 +8,14 @@ then 3 s of silence (a real end); a run whose last note is short, then a
 real end).  The odds come from a bench_turn file written here; answering
 300 ms into every silence answers both ends 300 ms after the last release
 and barges into the breath; a file that is not bench_turn's is refused by
-name."""
+name.  bench_turn, hearing the same performance with the shipped model,
+keeps the cues play/turn.c hears (serve's engine hears them the same way):
+they are this script's to float precision."""
 
 import math
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 
@@ -78,7 +81,7 @@ def write_odds(path, starts):
     a["start"] = starts
     a["survive"][:, :101] = np.linspace(1.0, 0.5, 101)
     with open(path, "wb") as f:
-        f.write(struct.pack("<5I", 0x6e727574, 1, len(starts), 100, 10))
+        f.write(struct.pack("<5I", tc.MAGIC, 1, len(starts), 100, 10))
         f.write(struct.pack("<d", 1.0))
         f.write(a.tobytes())
 
@@ -119,6 +122,20 @@ with tempfile.TemporaryDirectory() as tmp:
     check(barge == sum(1 for r in rows if r[1] - r[0] > 0.3 and r[2] - r[0] - 0.3 < 2.0),
           f"barge-ins: the silences over 300 ms followed by a note within 2 s of the answer ({barge})")
     check(barge >= 1 and abs(per_min - barge / minutes) < 1e-9, "the breath is one of them, counted a minute of playing")
+
+    with open(os.path.join(tmp, "split.tsv"), "w") as f:
+        f.write("split\tcomposer\ttitle\tfile\nvalid\tX\tY\tp.mid\n")
+    heard = os.path.join(tmp, "heard.bin")
+    r = subprocess.run([os.path.join(os.environ["CONTINUO_BUILD"], "bench", "bench_turn"), "odds", tmp,
+                        os.path.join(tmp, "split.tsv"), "valid", heard, "--model",
+                        os.path.join(os.environ["CONTINUO_SRC"], "models", "continuo-default.gguf")],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"bench_turn hears the performance ({r.stderr[-500:]})")
+    if r.returncode == 0:
+        c = tc.Split([rows], [minutes], tc.read_odds([heard]))
+        n, diff = c.parity()
+        check(n == len(c.start) and n >= 20 and diff < 1e-5,
+              f"play/turn.c's cues are the script's on all {n} silences over 30 ms (largest difference {diff:.1e})")
 
     bad = os.path.join(tmp, "bad.bin")
     with open(bad, "wb") as f:

@@ -1,6 +1,7 @@
-/* test_turn.c: the phrase end judged from the odds of the next event (play/turn.h), on stub logits without a model. */
+/* test_turn.c: the phrase end judged from the odds of the next event and the last chord's cues (play/turn.h), on stub logits without a model. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "codec/vocab.h"
@@ -81,6 +82,79 @@ static void test_verdicts(const vocab *v)
     CHECK_INT(turn_verdict(&cadence, &r), 800);
 }
 
+/* A run of eighths in C major (16 notes, velocity 60, 0.25 s apart, each
+ * held 0.2 s) from time 0, into EAR. */
+static void play_run(turn_ear *e)
+{
+    static const int run[16] = { 60, 62, 64, 65, 67, 69, 71, 72, 71, 69, 67, 65, 64, 62, 64, 62 };
+    turn_ear_reset(e);
+    for (int i = 0; i < 16; i++) {
+        turn_ear_hear(e, i * 0.25, 0x90, (uint8_t)run[i], 60);
+        turn_ear_hear(e, i * 0.25 + 0.2, 0x80, (uint8_t)run[i], 0);
+    }
+}
+
+static void test_cues(const vocab *v)
+{
+    turn_ear e;
+    turn_odds cadence, run;
+    odds_of(&cadence, v, 0.05, 0.05, 20, 0.9);
+    odds_of(&run, v, 0.6, 0.39, v->n_time_shifts - 1, 0.01);
+    turn_rule r = { .cues = 1, .th = TURN_TH_DEFAULT, .max_ms = 800 };
+
+    /* the run, then a loud C major chord at 4 s held 1.5 s under the pedal,
+     * the pedal lifted at 5.6 s: a cadence */
+    play_run(&e);
+    turn_ear_hear(&e, 4.0, 0x90, 48, 90);
+    turn_ear_hear(&e, 4.0, 0x90, 64, 90);
+    turn_ear_hear(&e, 4.0, 0xB0, 64, 127);
+    turn_ear_hear(&e, 4.0, 0x90, 67, 90);
+    turn_ear_hear(&e, 4.0, 0x90, 72, 90);
+    turn_ear_hear(&e, 4.5, 0xB0, 64, 90);       /* half-pedal values: no playing */
+    for (int p = 0; p < 4; p++)
+        turn_ear_hear(&e, 5.5, 0x80, (uint8_t)(int[]){ 48, 64, 67, 72 }[p], 0);
+    turn_ear_cues(&e, &cadence);
+    CHECK(!cadence.have_cues);                  /* the pedal still sounds */
+    turn_ear_hear(&e, 5.6, 0xB0, 64, 0);
+    turn_ear_cues(&e, &cadence);
+    CHECK(cadence.have_cues);
+    CHECK_NEAR(cadence.cues[TURN_CUE_AGE], log(1.6 + 0.01), 1e-9);
+    CHECK_NEAR(cadence.cues[TURN_CUE_PACE], log(1.0 / 7 + 0.01), 1e-9);   /* 3.0 .. 4.0 s: 8 onsets */
+    CHECK_NEAR(cadence.cues[TURN_CUE_SIZE], 4, 0);
+    CHECK_NEAR(cadence.cues[TURN_CUE_LOUD], 90 / ((16 * 60 + 4 * 90) / 20.0), 1e-9);
+    CHECK_NEAR(cadence.cues[TURN_CUE_PEDAL], 1, 0);
+    CHECK_NEAR(cadence.cues[TURN_CUE_BASS], 1, 0);  /* C: the key of the run */
+    CHECK_NEAR(cadence.cues[TURN_CUE_TRIAD], 1, 0);
+    CHECK(cadence.cues[TURN_CUE_CLARITY] > 0.7);
+    CHECK_INT(turn_verdict(&cadence, &r), 300);
+    r.max_ms = 250;                             /* the moments past the latest are not asked */
+    CHECK_INT(turn_verdict(&cadence, &r), 250);
+    r.max_ms = 800;
+
+    /* the run ends on a short D, released at 3.95 s: a breath; the model
+     * expects a note soon, and the silence rule decides */
+    play_run(&e);
+    turn_ear_cues(&e, &run);
+    CHECK(run.have_cues);
+    CHECK_NEAR(run.cues[TURN_CUE_AGE], log(0.2 + 0.01), 1e-9);
+    CHECK_NEAR(run.cues[TURN_CUE_SIZE], 1, 0);
+    CHECK_NEAR(run.cues[TURN_CUE_PEDAL], 0, 0);
+    CHECK_NEAR(run.cues[TURN_CUE_BASS], 0, 0);
+    CHECK_NEAR(run.cues[TURN_CUE_TRIAD], 0, 0);
+    CHECK_INT(turn_verdict(&run, &r), 800);
+    /* its odds with the cadence's cues: the cues alone do not end it at 300 ms */
+    memcpy(run.cues, cadence.cues, sizeof run.cues);
+    CHECK(turn_verdict(&run, &r) > 300);
+
+    /* one note heard: no cues, the silence rule */
+    turn_ear_reset(&e);
+    turn_ear_hear(&e, 0, 0x90, 60, 80);
+    turn_ear_hear(&e, 0.5, 0x80, 60, 0);
+    turn_ear_cues(&e, &cadence);
+    CHECK(!cadence.have_cues);
+    CHECK_INT(turn_verdict(&cadence, &r), 800);
+}
+
 int main(void)
 {
     const vocab *v = vocab_default();
@@ -88,5 +162,6 @@ int main(void)
         abort();
     test_survival(v);
     test_verdicts(v);
+    test_cues(v);
     return CHECK_DONE();
 }
