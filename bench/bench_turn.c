@@ -83,6 +83,13 @@ static int store_add(store *st, const silence *x)
     return 0;
 }
 
+static void store_free(store *st)
+{
+    free(st->s);
+    free(st->p);
+    memset(st, 0, sizeof *st);
+}
+
 static int store_perf(store *st, double minutes)
 {
     if (st->n_perf == st->cap_perf) {
@@ -304,13 +311,15 @@ static int cmd_odds(int argc, char **argv)
         return 2;
     }
     char **files;
-    int n = split_files(root, tsv, split, &files);
+    int n = split_files(root, tsv, split, &files), rc = 1;
     model m;
     const vocab *v;
-    if (n < 0 || model_open(&m, model_path, &v) != 0)
+    if (n < 0)
         return 1;
     store st;
     memset(&st, 0, sizeof st);
+    if (model_open(&m, model_path, &v) != 0)
+        goto out;
     double t0 = clock_now_seconds(), minutes = 0;
     int done = 0, todo = 0;
     for (int i = 0; i < n; i++)
@@ -321,9 +330,10 @@ static int cmd_odds(int argc, char **argv)
         smf f;
         if (smf_read_file(files[i], &f) < 0)
             continue;
-        if (hear_performance(&st, &m, v, &f, st.n_perf) < 0)
-            return 1;
+        int heard = hear_performance(&st, &m, v, &f, st.n_perf);
         smf_free(&f);
+        if (heard < 0)
+            goto out_model;
         minutes += st.p[st.n_perf - 1].minutes;
         double el = clock_now_seconds() - t0;
         done++;
@@ -331,7 +341,15 @@ static int cmd_odds(int argc, char **argv)
                 "about %.0f s left\n", done, todo, files[i], st.n, minutes, el, minutes * 60 / el,
                 el / done * (todo - done));
     }
-    return write_store(&st, out) < 0 ? 1 : 0;
+    rc = write_store(&st, out) < 0 ? 1 : 0;
+out_model:
+    model_free(&m);
+out:
+    store_free(&st);
+    for (int i = 0; i < n; i++)
+        free(files[i]);
+    free(files);
+    return rc;
 }
 
 /* ---- the table ---- */
@@ -495,8 +513,10 @@ static int cmd_table(int argc, char **argv)
             r.min_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--silence-ms") == 0 && i + 1 < argc)
             r.max_ms = cue.max_ms = atoi(argv[++i]);
-        else if (read_store(&st, argv[i]) < 0)
+        else if (read_store(&st, argv[i]) < 0) {
+            store_free(&st);
             return 1;
+        }
     }
     char name[64];
     turn_rule s800 = { .rest = 2, .max_ms = 800 }, s300 = { .rest = 2, .max_ms = 300 };
@@ -516,6 +536,7 @@ static int cmd_table(int argc, char **argv)
                 snprintf(name, sizeof name, "odds (rest %.2f, hold %.2f, min %d)", g.rest, g.hold, g.min_ms);
                 rule_row(&st, &g, name, 0);
             }
+    store_free(&st);
     return 0;
 }
 
@@ -537,9 +558,19 @@ static int cmd_answers(int argc, char **argv)
     smf f;
     store st;
     memset(&st, 0, sizeof st);
-    if (smf_read_file(argv[2], &f) < 0 || model_open(&m, model_path, &v) != 0
-        || hear_performance(&st, &m, v, &f, 0) < 0)
+    if (smf_read_file(argv[2], &f) < 0)
         return 1;
+    if (model_open(&m, model_path, &v) != 0) {
+        smf_free(&f);
+        return 1;
+    }
+    int rc = hear_performance(&st, &m, v, &f, 0) < 0;
+    smf_free(&f);
+    model_free(&m);
+    if (rc) {
+        store_free(&st);
+        return 1;
+    }
     int answers = 0, barge_ins = 0, notes = -1;
     for (int i = 0; i < st.n; i++) {
         const silence *x = &st.s[i];
@@ -553,6 +584,7 @@ static int cmd_answers(int argc, char **argv)
                (at - x->quiet_start) * 1000, x->quiet_start, x->next_note - at < BARGE_S ? " (barge-in)" : "");
     }
     printf("answers=%d barge_ins=%d\n", answers, barge_ins);
+    store_free(&st);
     return 0;
 }
 
