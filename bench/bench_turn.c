@@ -121,30 +121,36 @@ static int is_pedal(const smf_event *e)
     return (e->status & 0xF0) == 0xB0 && e->data1 == 64;
 }
 
-/* What the phrase (daemon/phrase.c) keeps of the player. */
+/* What the phrase (daemon/phrase.c) keeps of the player: the ear (held
+ * keys, pedal, note-ons; live.c's engine keeps the same), and when the
+ * last message and the quiet stretch came. */
 typedef struct player {
-    uint8_t down[128];
-    int     held, pedal, notes;
+    turn_ear ear;
     double  last, quiet_start;
-    double  onset[PACE_NOTES];  /* the last note-ons' times, a ring */
     int     first_of_quiet;     /* store index of the quiet stretch's first silence, -1 */
-    turn_ear ear;               /* what the cues hear (live.c's engine keeps the same) */
 } player;
+
+/* The time of the Ith note-on heard (the ear's ring holds the last TURN_KEY_NOTES). */
+static double onset_of(const turn_ear *e, long i)
+{
+    return e->on_t[i % TURN_KEY_NOTES];
+}
 
 /* The odds at the prepare of the silence from P->last to NEXT, kept. */
 static int keep_silence(store *st, continuation *c, const vocab *v, const player *p, int perf, double next)
 {
-    if (p->notes == 0 || p->held > 0 || p->pedal || next - p->last <= PREPARE_S)
+    const turn_ear *e = &p->ear;
+    if (e->n == 0 || e->held > 0 || e->pedal || next - p->last <= PREPARE_S)
         return 0;
     if (continuation_hear_until(c, p->last + PREPARE_S) < 0)
         return -1;
     turn_odds o;
     turn_odds_read(&o, v, continuation_model_state(c)->logits);
-    turn_ear_cues(&p->ear, &o);
-    silence x = { .perf = perf, .notes = p->notes, .start = p->last, .next = next,
+    turn_ear_cues(e, &o);
+    silence x = { .perf = perf, .notes = (int)e->n, .start = p->last, .next = next,
                   .quiet_start = p->quiet_start, .quiet_end = INFINITY, .next_note = INFINITY };
-    int n = p->notes < PACE_NOTES ? p->notes : PACE_NOTES;
-    double newest = p->onset[(p->notes - 1) % PACE_NOTES], oldest = p->onset[(p->notes - n) % PACE_NOTES];
+    long n = e->n < PACE_NOTES ? e->n : PACE_NOTES;
+    double newest = onset_of(e, e->n - 1), oldest = onset_of(e, e->n - n);
     x.ioi = n > 1 ? (float)((newest - oldest) / (n - 1)) : 0;
     x.last_len = (float)(p->last - newest);
     for (int k = 0; k <= TURN_MAX_STEPS; k++)
@@ -161,23 +167,11 @@ static int keep_silence(store *st, continuation *c, const vocab *v, const player
  * silences of the quiet stretch it ends learn where it ended. */
 static void player_take(player *p, store *st, const smf_event *e)
 {
-    turn_ear_hear(&p->ear, e->time, e->status, e->data1, e->data2);
-    int quiet = p->held == 0 && !p->pedal;
-    if (is_note_on(e)) {
-        p->held += !p->down[e->data1];
-        p->down[e->data1] = 1;
-        p->onset[p->notes % PACE_NOTES] = e->time;
-        p->notes++;
-    } else if (is_note_off(e)) {
-        p->held -= p->down[e->data1];
-        p->down[e->data1] = 0;
-    } else if (is_pedal(e) && (e->data2 >= 64) != p->pedal) {
-        p->pedal = e->data2 >= 64;  /* a press or a lift: a half-pedal's values are no playing */
-    } else {
+    int quiet = p->ear.held == 0 && !p->ear.pedal;
+    if (!turn_ear_hear(&p->ear, e->time, e->status, e->data1, e->data2))
         return;
-    }
     p->last = e->time;
-    int now_quiet = p->held == 0 && !p->pedal;
+    int now_quiet = p->ear.held == 0 && !p->ear.pedal;
     if (quiet && !now_quiet && p->first_of_quiet >= 0) {
         for (int i = p->first_of_quiet; i < st->n; i++)
             st->s[i].quiet_end = e->time;

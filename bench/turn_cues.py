@@ -16,7 +16,11 @@ barge-in: the player plays within 2 s of an answer's start).
 
     build/bench/bench_turn odds ROOT ROOT/split.tsv train T0.bin --part 0/2   # and 1/2
     build/bench/bench_turn odds ROOT ROOT/split.tsv valid V0.bin --part 0/2   # and 1/2
-    python3 bench/turn_cues.py ROOT --train T0.bin T1.bin --valid V0.bin V1.bin --out DIR
+    python3 bench/turn_cues.py ROOT --train T0.bin T1.bin --valid V0.bin V1.bin --out DIR [--folds 4]
+
+With --folds K, train's silences are also answered by rules fitted and tuned
+on other pieces only (K folds of train's pieces): how the rule does on
+music it was not fitted to, with all of train's ends behind the figures.
 
 The cues of each split are kept in DIR (reading the MIDI files is the slow
 part: about 10 minutes for all of train), with a picture of the trade-off
@@ -25,6 +29,7 @@ the barge-ins a minute, for the odds alone and for the odds with the cues.
 """
 import argparse
 import bisect
+import copy
 import csv
 import math
 import os
@@ -63,14 +68,16 @@ def read_events(path):
 
 
 def key_of(hist):
-    """(correlation, tonic pitch class, minor) of the best Krumhansl-Kessler key."""
+    """(correlation, tonic pitch class, minor) of the best Krumhansl-Kessler key; of keys
+    that fit alike (within 1e-9: a histogram of few classes) the first, major before minor,
+    as play/key_fit.c, whose rounding differs."""
     best = (-2.0, 0, 0)
-    if hist.sum() == 0:
+    if np.ptp(hist) == 0:       # nothing, or every class alike: no key
         return best
     for minor, profile in ((0, MAJOR), (1, MINOR)):
         for k in range(12):
             c = np.corrcoef(hist, np.roll(profile, k))[0, 1]
-            if c > best[0]:
+            if c > best[0] + 1e-9:
                 best = (c, k, minor)
     return best
 
@@ -190,19 +197,30 @@ class Split:
     """A split's silences: when each starts and ends, the next note, the cues, the odds."""
 
     def __init__(self, perfs, minutes, odds):
-        rows, surv, self.c_cues = [], [], []
+        rows, surv, perf, self.c_cues = [], [], [], []
         for p, r in enumerate(perfs):
             for x in r:
                 s = odds.get((p, int(round(x[0] * 1000))))
                 if s is not None:       # bench_turn keeps the silences over 30 ms
                     rows.append(x)
                     surv.append(s[0])
+                    perf.append(p)
                     self.c_cues.append(s[1])
-        rows = np.array(rows)
+        rows, self.perf, self.perf_minutes = np.array(rows), np.array(perf), np.array(minutes)
         self.start, self.end, self.next_note = rows[:, 0], rows[:, 1], rows[:, 2]
         self.cues, self.survive = rows[:, 3:], np.array(surv)
         self.minutes = sum(minutes)
         self.real_end = self.end - self.start >= END_S
+
+    def take(self, perfs):
+        """The silences of the performances PERFS (a mask over them) only."""
+        part = copy.copy(self)
+        keep = perfs[self.perf]
+        for name in ("start", "end", "next_note", "cues", "survive", "real_end", "perf"):
+            setattr(part, name, getattr(self, name)[keep])
+        part.c_cues = [c for c, k in zip(self.c_cues, keep) if k]
+        part.minutes = self.perf_minutes[perfs].sum()
+        return part
 
     def parity(self):
         """(silences, the largest difference) between these cues and play/turn.c's."""
@@ -290,8 +308,29 @@ class Rule:
         return self.th
 
 
+def held_out(train, pieces, folds, moments, cues):
+    """Each silence of train answered by a rule fitted and tuned on the other
+    folds' pieces: train's pieces go round the FOLDS in order of name, so no
+    piece is heard both in a rule's fitting and in its scoring (as valid's
+    pieces are not train's).  The answers' moments, over all of train."""
+    names = sorted(set(pieces))
+    fold_of = np.array([names.index(p) % folds for p in pieces])
+    at = np.zeros(len(train.start))
+    for f in range(folds):
+        fit, score = train.take(fold_of != f), train.take(fold_of == f)
+        r = Rule(fit, moments, cues)
+        th = r.tune(fit)
+        at[(fold_of == f)[train.perf]] = r.answer(r.scores(score), moments, th)
+        print(f"  fold {f + 1}/{folds}: {(fold_of == f).sum()} performances held out, thresholds "
+              f"{', '.join(f'{h:+.1f}' for h in th)}", file=sys.stderr)
+    return at
+
+
 def row(name, o, by):
-    return f"| {name:<38} | {o[0]:6.0f} | {o[1]:6.0f} | {by:6.0%} | {o[2]:7d} | {o[3]:6.3f} | {o[4]:7d} |"
+    """A table row: O (median, p90, barge-ins, per minute, answers) and BY, the shares of the
+    real ends answered by the first and the last moment."""
+    return (f"| {name:<38} | {o[0]:6.0f} | {o[1]:6.0f} | {by[0]:6.0%} | {by[1]:6.0%} | {o[2]:7d} | {o[3]:6.3f} "
+            f"| {o[4]:7d} |")
 
 
 def main():
@@ -301,6 +340,8 @@ def main():
     ap.add_argument("--valid", nargs="+", required=True, help="bench_turn odds files of valid, its parts in order")
     ap.add_argument("--train-every", type=int, default=1, help="the --every the train files were made with")
     ap.add_argument("--moments", default="0.3,0.6", help="s into the silence at which the rule judges")
+    ap.add_argument("--folds", type=int, default=0,
+                    help="also answer train's silences by rules fitted on other pieces (K folds of train's pieces)")
     ap.add_argument("--out", required=True, help="folder for the cues' cache and frontier.png")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -319,12 +360,13 @@ def main():
     for t, (w, b) in zip(moments, rules["odds and cues"].fits):
         print(f"  at {t * 1000:.0f} ms: " + ", ".join(f"{n} {x:+.3f}" for n, x in zip(CUES + ["odds"], w))
               + f", bias {b:+.3f}")
-    last = f"by {moments[-1] * 1000:.0f}"
-    print(f"\n| rule (valid)                           | median | p90    | {last} | barge-ins | per min | answers |")
-    print("|----------------------------------------|--------|--------|--------|---------|--------|---------|")
+    head = (f"| median | p90    | by {moments[0] * 1000:.0f} | by {moments[-1] * 1000:.0f} | barge-ins | per min "
+            "| answers |\n|----------------------------------------|--------|--------|--------|--------|---------|"
+            "--------|---------|")
+    print(f"\n| {'rule (valid)':<38} " + head)
 
     def share(s, at):
-        return ((at <= moments[-1] + 1e-9) & s.real_end).sum() / s.real_end.sum()
+        return tuple(((at <= t + 1e-9) & s.real_end).sum() / s.real_end.sum() for t in (moments[0], moments[-1]))
     for ms in (800, 300):
         at = np.full(len(valid.start), ms / 1000)
         print(row(f"silence {ms} ms", valid.outcome(at), share(valid, at)))
@@ -333,8 +375,17 @@ def main():
         at_train, at = r.answer(r.scores(train), moments, th), r.answer(r.scores(valid), moments, th)
         o_train = train.outcome(at_train)
         print(row(f"{name} ({', '.join(f'{h:+.1f}' for h in th)})", valid.outcome(at), share(valid, at))
-              + f"  train: {o_train[0]:.0f} / {o_train[1]:.0f} ms, {share(train, at_train):.0%} by "
+              + f"  train: {o_train[0]:.0f} / {o_train[1]:.0f} ms, {share(train, at_train)[1]:.0%} by "
               f"{moments[-1] * 1000:.0f}, {o_train[3]:.3f}/min")
+    if a.folds > 1:
+        print(f"\n| {f'rule (train, pieces held out, {a.folds} folds)':<38} " + head)
+        pieces = [os.path.dirname(f) for f in split_files(a.root, "train")[::a.train_every]]
+        for ms in (800, 300):
+            at = np.full(len(train.start), ms / 1000)
+            print(row(f"silence {ms} ms", train.outcome(at), share(train, at)))
+        for name, cues in (("odds alone", False), ("odds and cues", True)):
+            at = held_out(train, pieces, a.folds, moments, cues)
+            print(row(name, train.outcome(at), share(train, at)))
     plot(valid, rules, moments, os.path.join(a.out, "frontier.png"))
 
 

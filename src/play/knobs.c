@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "play/key_fit.h"
 #include "play/odds.h"
 
 #define DENSITY_GAIN   1.2      /* density d: each note-on's odds times d^1.2 (with the pace's aim times d) */
@@ -43,24 +44,10 @@ static void read_heard(knobs_heard *h, const perf_follow *f, double now, double 
 
 int knobs_nearest_scale(const double n_c[12], unsigned char scale[12])
 {
-    static const double major[12] = { 6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88 };
-    static const double minor[12] = { 6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17 };
-    double best = -1e300, total = 0;
-    play_key k = { PLAY_MODE_IONIAN, 0, 0 };
-    for (int i = 0; i < 12; i++)
-        total += n_c[i];
-    if (total <= 0)
+    int tonic, minor;
+    if (key_fit(n_c, &tonic, &minor) < -1)
         return 0;
-    for (int t = 0; t < 12; t++)
-        for (int m = 0; m < 2; m++) {
-            double score = 0;
-            for (int i = 0; i < 12; i++)
-                score += n_c[(t + i) % 12] * (m ? minor[i] : major[i]);
-            if (score > best) {
-                best = score;
-                k = (play_key){ (unsigned char)(m ? PLAY_MODE_AEOLIAN : PLAY_MODE_IONIAN), (unsigned char)t, 0 };
-            }
-        }
+    play_key k = { (unsigned char)(minor ? PLAY_MODE_AEOLIAN : PLAY_MODE_IONIAN), (unsigned char)tonic, 0 };
     return play_key_scale(&k, scale) == 0;
 }
 

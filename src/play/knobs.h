@@ -37,9 +37,9 @@ typedef struct knobs_view {
  * any of them, goes in at its place.  Returns N + 1. */
 int  chord_order_insert(unsigned char *pitch, double *at, int n, int p, double t);
 
-/* The major or minor scale whose Krumhansl-Kessler profile is nearest the
- * pitch class counts N_C (key auto, key_lock) into SCALE: 1, or 0 when
- * nothing was counted. */
+/* The scale of the major or minor key that the pitch class counts N_C fit
+ * best (key_fit.h; key auto, key_lock) into SCALE: 1, or 0 when nothing
+ * was counted (or every class alike). */
 int  knobs_nearest_scale(const double n_c[12], unsigned char scale[12]);
 
 /* A continuation begins at NOW (the context's time) after the note-ons in

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "play/key_fit.h"
+
 void turn_odds_read(turn_odds *o, const vocab *v, const float *logits)
 {
     int n = v->n_time_shifts < TURN_MAX_STEPS ? v->n_time_shifts : TURN_MAX_STEPS;
@@ -43,7 +45,7 @@ void turn_ear_reset(turn_ear *e)
     e->quiet_start = -1;
 }
 
-void turn_ear_hear(turn_ear *e, double t, uint8_t status, uint8_t data1, uint8_t data2)
+int turn_ear_hear(turn_ear *e, double t, uint8_t status, uint8_t data1, uint8_t data2)
 {
     int kind = status & 0xF0, note = data1 & 0x7F, pedal_msg = 0;
     if (kind == 0x90 && data2 > 0) {
@@ -61,7 +63,7 @@ void turn_ear_hear(turn_ear *e, double t, uint8_t status, uint8_t data1, uint8_t
         e->pedal = data2 >= 64;     /* a press or a lift: a half-pedal's values are no playing */
         pedal_msg = 1;
     } else {
-        return;
+        return 0;
     }
     int quiet = e->held == 0 && !e->pedal;
     if (quiet && e->quiet_start < 0 && e->n > 1) {
@@ -70,44 +72,7 @@ void turn_ear_hear(turn_ear *e, double t, uint8_t status, uint8_t data1, uint8_t
     } else if (!quiet) {
         e->quiet_start = -1;
     }
-}
-
-static const double major_profile[12] = { 6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88 };
-static const double minor_profile[12] = { 6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17 };
-
-/* Pearson's correlation of HIST with PROFILE turned to tonic K; NAN when HIST is flat. */
-static double correlation(const double *hist, const double *profile, int k)
-{
-    double mh = 0, mp = 0, sxy = 0, sxx = 0, syy = 0;
-    for (int i = 0; i < 12; i++) {
-        mh += hist[i] / 12;
-        mp += profile[i] / 12;
-    }
-    for (int i = 0; i < 12; i++) {
-        double x = hist[i] - mh, y = profile[(i - k + 12) % 12] - mp;
-        sxy += x * y;
-        sxx += x * x;
-        syy += y * y;
-    }
-    return sxx > 0 ? sxy / sqrt(sxx * syy) : NAN;
-}
-
-/* The key whose profile HIST fits best: its correlation (-2: none), its
- * TONIC pitch class, MINOR or not; ties go to the first, major before minor. */
-static double key_of(const double *hist, int *tonic, int *minor)
-{
-    double best = -2;
-    *tonic = *minor = 0;
-    for (int m = 0; m < 2; m++)
-        for (int k = 0; k < 12; k++) {
-            double c = correlation(hist, m ? minor_profile : major_profile, k);
-            if (c > best) {
-                best = c;
-                *tonic = k;
-                *minor = m;
-            }
-        }
-    return best;
+    return 1;
 }
 
 /* The first onset of the chord that ends at ring index LAST (onsets within 60 ms). */
@@ -145,7 +110,7 @@ void turn_ear_cues(const turn_ear *e, turn_odds *o)
     for (long i = oldest; i < n; i++)
         hist[e->on_p[RING(i)] % 12] += 1;
     int tonic, minor;
-    double clarity = key_of(hist, &tonic, &minor);
+    double clarity = key_fit(hist, &tonic, &minor);
     int triad = 1, has_tonic = 0;
     for (long i = j; i < n; i++) {
         int pc = (e->on_p[RING(i)] - tonic + 12) % 12;
@@ -169,8 +134,8 @@ void turn_ear_cues(const turn_ear *e, turn_odds *o)
  * train split, 881 performances, 2026-12-06): the cues in turn.h's order,
  * then the log-odds of a rest, then the bias. */
 static const double cue_weights[2][TURN_CUES + 2] = {
-    { 1.048761, -0.189228, 0.133924, 1.480970, -0.728611, 0.958477, 2.516605, 0.342056, 0.475632, -5.695147 },
-    { 0.939351, -0.162644, 0.144140, 1.702656, -0.526969, 0.970097, 2.220122, 0.314172, 0.440679, -5.535986 },
+    { 1.048742, -0.189231, 0.133919, 1.480962, -0.728535, 0.958946, 2.514990, 0.341728, 0.475610, -5.693917 },
+    { 0.939310, -0.162650, 0.144127, 1.702631, -0.526726, 0.971702, 2.215226, 0.313068, 0.440550, -5.532195 },
 };
 
 static int cue_verdict(const turn_odds *o, const turn_rule *r)

@@ -80,8 +80,10 @@ typedef struct turn_rule {
 
 void turn_ear_reset(turn_ear *e);
 
-/* One message of the player at T s (note-on, note-off, the sustain pedal; others pass). */
-void turn_ear_hear(turn_ear *e, double t, uint8_t status, uint8_t data1, uint8_t data2);
+/* One message of the player at T s: 1 when heard (a note-on, a note-off,
+ * the sustain pedal pressed or lifted), 0 when it passes (a half-pedal's
+ * values, other messages). */
+int  turn_ear_hear(turn_ear *e, double t, uint8_t status, uint8_t data1, uint8_t data2);
 
 /* The cues of the silence going on into O (have_cues 0 when nothing is
  * silent, or fewer than two note-ons were heard). */

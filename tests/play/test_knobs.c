@@ -8,6 +8,7 @@
 #include "codec/perf.h"
 #include "codec/vocab.h"
 #include "model/sampler.h"
+#include "play/key_fit.h"
 #include "play/knobs.h"
 #include "play/odds.h"
 #include "play/play_options.h"
@@ -265,6 +266,41 @@ static void test_heard_phrase(void)
     CHECK_INT(s.heard.have_scale, 0);   /* no key_lock */
 }
 
+/* The key heard (key_lock = auto and the phrase end's cues): A minor's
+ * scale with its tonic triad most is A minor, clearly; its relative C major
+ * with C major's triad most is C major; the same notes a fifth up are in
+ * the dominant's key, not the tonic's; nothing, or every class alike, has
+ * no key. */
+static void test_key_fit(void)
+{
+    static const unsigned char a_minor[12] = { 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 1 };
+    double h[12];
+    int tonic, minor;
+    for (int i = 0; i < 12; i++)
+        h[i] = a_minor[i] ? 2 : 0;
+    h[9] = h[0] = h[4] = 5;             /* A, C, E */
+    CHECK(key_fit(h, &tonic, &minor) > 0.8);
+    CHECK_INT(tonic, 9);
+    CHECK_INT(minor, 1);
+    h[9] = 2;
+    h[7] = 5;                           /* C, E, G */
+    CHECK(key_fit(h, &tonic, &minor) > 0.8);
+    CHECK_INT(tonic, 0);
+    CHECK_INT(minor, 0);
+    double up[12];
+    for (int i = 0; i < 12; i++)
+        up[(i + 7) % 12] = h[i];
+    key_fit(up, &tonic, &minor);
+    CHECK_INT(tonic, 7);
+    CHECK_INT(minor, 0);
+    for (int i = 0; i < 12; i++)
+        h[i] = 3;
+    CHECK(key_fit(h, &tonic, &minor) == -2);
+    memset(h, 0, sizeof h);
+    CHECK(key_fit(h, &tonic, &minor) == -2);
+    CHECK_INT(tonic, 0);
+}
+
 /* key_lock with key auto: the scale nearest the classes heard. */
 static void test_nearest_scale(void)
 {
@@ -336,6 +372,7 @@ int main(void)
     test_release();
     test_motif();
     test_heard_phrase();
+    test_key_fit();
     test_nearest_scale();
     test_chord_order();
     test_neutral();
