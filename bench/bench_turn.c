@@ -36,8 +36,9 @@
 #define PREPARE_S   0.030   /* serve asks for the verdict this long into a silence (live.c) */
 #define END_S       2.0     /* a silence this long is a real end */
 #define BARGE_S     2.0     /* a note this soon after an answer's start: it barged in */
-#define N_CTX       512
-#define PACE_NOTES  8       /* the phrase's pace: the mean time between its last onsets */     /* serve's context (context_events, capped by the model's) */
+#define N_CTX       512     /* serve's context (context_events, capped by the model's) */
+#define PACE_NOTES  8       /* the phrase's pace: the mean time between its last onsets */
+_Static_assert(PACE_NOTES <= TURN_KEY_NOTES, "the pace's onsets come from the ear's ring");
 #define FILE_MAGIC  0x32727574u /* "tur2": with the cues */
 
 /* One silence as serve's timer sees it: from a message that left nothing

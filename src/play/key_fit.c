@@ -30,7 +30,7 @@ static double correlation(const double *hist, const double *profile, int k)
 
 double key_fit(const double hist[12], int *tonic, int *minor)
 {
-    double best = -2;
+    double best = KEY_FIT_NONE;
     *tonic = *minor = 0;
     for (int m = 0; m < 2; m++)
         for (int k = 0; k < 12; k++) {

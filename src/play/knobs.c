@@ -45,7 +45,7 @@ static void read_heard(knobs_heard *h, const perf_follow *f, double now, double 
 int knobs_nearest_scale(const double n_c[12], unsigned char scale[12])
 {
     int tonic, minor;
-    if (key_fit(n_c, &tonic, &minor) < -1)
+    if (key_fit(n_c, &tonic, &minor) == KEY_FIT_NONE)
         return 0;
     play_key k = { (unsigned char)(minor ? PLAY_MODE_AEOLIAN : PLAY_MODE_IONIAN), (unsigned char)tonic, 0 };
     return play_key_scale(&k, scale) == 0;

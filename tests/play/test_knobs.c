@@ -295,9 +295,9 @@ static void test_key_fit(void)
     CHECK_INT(minor, 0);
     for (int i = 0; i < 12; i++)
         h[i] = 3;
-    CHECK(key_fit(h, &tonic, &minor) == -2);
+    CHECK(key_fit(h, &tonic, &minor) == KEY_FIT_NONE);
     memset(h, 0, sizeof h);
-    CHECK(key_fit(h, &tonic, &minor) == -2);
+    CHECK(key_fit(h, &tonic, &minor) == KEY_FIT_NONE);
     CHECK_INT(tonic, 0);
 }
 
