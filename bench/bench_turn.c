@@ -2,11 +2,12 @@
  * silence 300 ms, auto: play/turn.h on the model's odds and the last chord's cues) over a split's performances in
  * simulated time: the answer's delay at the real ends, the barge-ins into the pauses.
  *
- *   bench_turn odds ROOT SPLIT.tsv SPLIT OUT [--part I/N] [--every K] [--model PATH]
+ *   bench_turn odds ROOT SPLIT.tsv SPLIT OUT [--part I/N] [--every K] [--model PATH] [--logits]
  *       the model hears each performance as serve does (continuation_hear, stream memory,
  *       512 events); at every silence (nothing held, pedal up, 30 ms in: serve's prepare)
  *       the odds of the next event and the cues (turn_ear, as serve's engine hears them) are
- *       kept, with where the silence ends, in OUT
+ *       kept, with where the silence ends, in OUT; with --logits, the model's raw logits
+ *       there too, in OUT.logits (turn_cues.py --probe: its whole next-event distribution)
  *   bench_turn table FILE... [--th1 X] [--th2 X] [--rest X] [--hold H] [--min-ms MS] [--silence-ms MS] [--grid]
  *       the table for the rules, from those files (no model: quick enough to tune): auto, the
  *       cue rule (its thresholds at 300 and 600 ms), and the odds' rule (rest, hold, min-ms)
@@ -40,6 +41,8 @@
 #define PACE_NOTES  8       /* the phrase's pace: the mean time between its last onsets */
 _Static_assert(PACE_NOTES <= TURN_KEY_NOTES, "the pace's onsets come from the ear's ring");
 #define FILE_MAGIC  0x32727574u /* "tur2": with the cues */
+#define LOGITS_MAGIC 0x4c727574u /* "turL": then the silence count, the vocabulary's size,
+                                   and each silence's logits (float32), in OUT's order */
 
 /* One silence as serve's timer sees it: from a message that left nothing
  * sounding (or a pedal message while nothing sounds) to the next message. */
@@ -68,6 +71,7 @@ typedef struct store {
     perf_info *p;
     int        n_perf, cap_perf;
     int        steps, step_ms;
+    FILE      *logits;      /* --logits: each kept silence's logits, as they come */
 } store;
 
 static int store_add(store *st, const silence *x)
@@ -161,6 +165,9 @@ static int keep_silence(store *st, continuation *c, const vocab *v, const player
     x.have_cues = o.have_cues;
     st->steps = o.steps;
     st->step_ms = o.step_ms;
+    if (st->logits && fwrite(continuation_model_state(c)->logits, sizeof(float), (size_t)v->size, st->logits)
+                      != (size_t)v->size)
+        return -1;
     return store_add(st, &x);
 }
 
@@ -293,8 +300,15 @@ static int cmd_odds(int argc, char **argv)
     if (argc < 6)
         return 2;
     const char *root = argv[2], *tsv = argv[3], *split = argv[4], *out = argv[5], *model_path = NULL;
-    int part = 0, parts = 1, every = 1;
-    for (int i = 6; i + 1 < argc; i += 2) {
+    int part = 0, parts = 1, every = 1, logits = 0;
+    for (int i = 6; i < argc; i += 2) {
+        if (strcmp(argv[i], "--logits") == 0) {
+            logits = 1;
+            i--;
+            continue;
+        }
+        if (i + 1 == argc)
+            return 2;
         if (strcmp(argv[i], "--part") == 0 && sscanf(argv[i + 1], "%d/%d", &part, &parts) == 2)
             continue;
         if (strcmp(argv[i], "--every") == 0 && (every = atoi(argv[i + 1])) > 0)
@@ -313,8 +327,18 @@ static int cmd_odds(int argc, char **argv)
         return 1;
     store st;
     memset(&st, 0, sizeof st);
+    char logits_path[4096] = "", logits_part[4112] = "";
     if (model_open(&m, model_path, &v) != 0)
         goto out;
+    if (logits) {
+        snprintf(logits_path, sizeof logits_path, "%s.logits", out);
+        snprintf(logits_part, sizeof logits_part, "%s.part", logits_path);
+        uint32_t head[3] = { LOGITS_MAGIC, 0, (uint32_t)v->size };     /* the count comes at the end */
+        if (!(st.logits = fopen(logits_part, "wb")) || fwrite(head, sizeof head, 1, st.logits) != 1) {
+            perror(logits_part);
+            goto out_model;
+        }
+    }
     double t0 = clock_now_seconds(), minutes = 0;
     int done = 0, todo = 0;
     for (int i = 0; i < n; i++)
@@ -337,7 +361,22 @@ static int cmd_odds(int argc, char **argv)
                 el / done * (todo - done));
     }
     rc = write_store(&st, out) < 0 ? 1 : 0;
+    if (rc == 0 && st.logits) {
+        uint32_t head[3] = { LOGITS_MAGIC, (uint32_t)st.n, (uint32_t)v->size };
+        if (fseek(st.logits, 0, SEEK_SET) != 0 || fwrite(head, sizeof head, 1, st.logits) != 1
+            || fclose(st.logits) != 0 || rename(logits_part, logits_path) != 0) {
+            fprintf(stderr, "%s: cannot write\n", logits_path);
+            rc = 1;
+        }
+        st.logits = NULL;
+    }
 out_model:
+    if (st.logits) {            /* a pass that failed leaves no half-written logits */
+        fclose(st.logits);
+        remove(logits_part);
+    } else if (rc != 0 && logits_part[0]) {
+        remove(logits_part);
+    }
     model_free(&m);
 out:
     store_free(&st);
@@ -594,7 +633,8 @@ int main(int argc, char **argv)
     else if (argc > 2 && strcmp(argv[1], "answers") == 0)
         rc = cmd_answers(argc, argv);
     if (rc == 2)
-        fprintf(stderr, "usage: bench_turn odds ROOT SPLIT.tsv SPLIT OUT [--part I/N] [--every K] [--model PATH]\n"
+        fprintf(stderr, "usage: bench_turn odds ROOT SPLIT.tsv SPLIT OUT [--part I/N] [--every K] [--model PATH] "
+                        "[--logits]\n"
                         "       bench_turn table FILE... [--th1 X] [--th2 X] [--rest X] [--hold H] [--min-ms MS] [--silence-ms MS] [--grid]\n"
                         "       bench_turn answers MIDI [--model PATH] [--silence-ms MS]\n");
     return rc;

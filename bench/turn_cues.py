@@ -16,11 +16,17 @@ barge-in: the player plays within 2 s of an answer's start).
 
     build/bench/bench_turn odds ROOT ROOT/split.tsv train T0.bin --part 0/2   # and 1/2
     build/bench/bench_turn odds ROOT ROOT/split.tsv valid V0.bin --part 0/2   # and 1/2
-    python3 bench/turn_cues.py ROOT --train T0.bin T1.bin --valid V0.bin V1.bin --out DIR [--folds 4]
+    python3 bench/turn_cues.py ROOT --train T0.bin T1.bin --valid V0.bin V1.bin --out DIR [--folds 4] [--probe K]
 
 With --folds K, train's silences are also answered by rules fitted and tuned
 on other pieces only (K folds of train's pieces): how the rule does on
 music it was not fitted to, with all of train's ends behind the figures.
+
+With --probe K (the odds files made with bench_turn odds --logits), a
+third rule also weighs the model's whole distribution of the player's next
+event at the silence, not only its odds of a rest: the first K principal
+components (over train) of its log-probabilities, a linear probe of what
+the model expects (a new phrase's first note, a note-off, a run going on).
 
 The cues of each split are kept in DIR (reading the MIDI files is the slow
 part: about 10 minutes for all of train), with a picture of the trade-off
@@ -173,11 +179,25 @@ SILENCE = np.dtype([("perf", "<i4"), ("notes", "<i4"), ("start", "<f8"), ("next"
                     ("ioi", "<f4"), ("last_len", "<f4"), ("survive", "<f4", 129), ("cues", "<f4", len(CUES)),
                     ("have_cues", "<i4")])
 MAGIC = 0x32727574      # "tur2"
+LOGITS_MAGIC = 0x4c727574       # "turL": bench_turn odds --logits
 
 
-def read_odds(paths):
+def read_logits(path, n):
+    """The N silences' log-probabilities (n, vocabulary) from bench_turn's PATH.logits."""
+    with open(path + ".logits", "rb") as f:
+        b = f.read()
+    magic, count, size = struct.unpack("<3I", b[:12]) if len(b) >= 12 else (0, 0, 0)
+    if magic != LOGITS_MAGIC or count != n or len(b) != 12 + 4 * n * size:
+        sys.exit(f"{path}.logits: not the logits of {path}'s {n} silences (bench_turn odds --logits)")
+    x = np.frombuffer(b, "<f4", n * size, 12).reshape(n, size).astype(float)
+    x -= x.max(1, keepdims=True)
+    return x - np.log(np.exp(x).sum(1, keepdims=True))
+
+
+def read_odds(paths, logits=False):
     """{(performance, quiet start in ms): (survive[0..steps], the cues play/turn.c heard or
-    None)} from the parts of one split."""
+    None, with LOGITS the log-probabilities of the next event or else None)} from the parts
+    of one split."""
     odds = {}
     for part, path in enumerate(paths):
         with open(path, "rb") as f:
@@ -186,10 +206,11 @@ def read_odds(paths):
         if magic != MAGIC or step_ms != 10 or len(b) < 20 + 8 * n_perf + SILENCE.itemsize * n:
             sys.exit(f"{path}: not a bench_turn odds file of 10 ms steps")
         a = np.frombuffer(b, SILENCE, n, 20 + 8 * n_perf)
-        for x in a:
+        logp = read_logits(path, n) if logits else [None] * n
+        for x, lp in zip(a, logp):
             key = (int(x["perf"]) * len(paths) + part, int(round(x["quiet_start"] * 1000)))
             odds.setdefault(key, (x["survive"][:steps + 1].astype(float),
-                                  x["cues"].astype(float) if x["have_cues"] else None))
+                                  x["cues"].astype(float) if x["have_cues"] else None, lp))
     return odds
 
 
@@ -197,7 +218,7 @@ class Split:
     """A split's silences: when each starts and ends, the next note, the cues, the odds."""
 
     def __init__(self, perfs, minutes, odds):
-        rows, surv, perf, self.c_cues = [], [], [], []
+        rows, surv, perf, logp, self.c_cues = [], [], [], [], []
         for p, r in enumerate(perfs):
             for x in r:
                 s = odds.get((p, int(round(x[0] * 1000))))
@@ -206,7 +227,10 @@ class Split:
                     surv.append(s[0])
                     perf.append(p)
                     self.c_cues.append(s[1])
+                    logp.append(s[2])
         rows, self.perf, self.perf_minutes = np.array(rows), np.array(perf), np.array(minutes)
+        self.logp = np.array(logp) if logp and logp[0] is not None else None
+        self.probe = np.zeros((len(rows), 0))   # set_probe: the probe's inputs
         self.start, self.end, self.next_note = rows[:, 0], rows[:, 1], rows[:, 2]
         self.cues, self.survive = rows[:, 3:], np.array(surv)
         self.minutes = sum(minutes)
@@ -216,7 +240,7 @@ class Split:
         """The silences of the performances PERFS (a mask over them) only."""
         part = copy.copy(self)
         keep = perfs[self.perf]
-        for name in ("start", "end", "next_note", "cues", "survive", "real_end", "perf"):
+        for name in ("start", "end", "next_note", "cues", "survive", "real_end", "perf", "probe"):
             setattr(part, name, getattr(self, name)[keep])
         part.c_cues = [c for c, k in zip(self.c_cues, keep) if k]
         part.minutes = self.perf_minutes[perfs].sum()
@@ -233,9 +257,14 @@ class Split:
         p = np.clip(self.survive[:, -1] / np.maximum(self.survive[:, k], 1e-12), 1e-6, 1 - 1e-6)
         return np.log(p / (1 - p))
 
-    def design(self, t, cues=True):
+    def set_probe(self, mean, comps):
+        """The probe's inputs: the log-probabilities' coordinates on COMPS (about MEAN)."""
+        self.probe = (self.logp - mean) @ comps.T
+
+    def design(self, t, cues=True, probe=False):
         x = self.rest_logit(t)[:, None]
-        return np.hstack([self.cues, x]) if cues else x
+        x = np.hstack([self.cues, x]) if cues else x
+        return np.hstack([x, self.probe]) if probe else x
 
     def outcome(self, at):
         """(median, p90 delay in ms at the real ends, barge-ins, per minute, answers) when
@@ -269,14 +298,14 @@ class Rule:
     """One logistic per moment of the silence; the earliest moment whose score passes its
     threshold answers, else the silence rule."""
 
-    def __init__(self, train, moments, cues):
-        self.moments, self.cues, self.fits = moments, cues, []
+    def __init__(self, train, moments, cues, probe=False):
+        self.moments, self.cues, self.probe, self.fits = moments, cues, probe, []
         for t in moments:
             alive = train.end - train.start > t
-            self.fits.append(fit_logistic(train.design(t, cues)[alive], train.real_end[alive]))
+            self.fits.append(fit_logistic(train.design(t, cues, probe)[alive], train.real_end[alive]))
 
     def scores(self, s):
-        return [s.design(t, self.cues) @ w + b for t, (w, b) in zip(self.moments, self.fits)]
+        return [s.design(t, self.cues, self.probe) @ w + b for t, (w, b) in zip(self.moments, self.fits)]
 
     @staticmethod
     def answer(scores, moments, th):
@@ -285,11 +314,11 @@ class Rule:
             at = np.where(sc > h, t, at)
         return at
 
-    def tune(self, train):
+    def tune(self, train, budget=BUDGET):
         """The thresholds that answer the real ends of train soonest (the worse of median
         / first moment and p90 / last moment; then the most by the last moment) within
-        the barge-in budget."""
-        sc, limit = self.scores(train), train.outcome(np.full(len(train.start), SILENCE_S))[3] + BUDGET
+        BUDGET barge-ins a minute above the 800 ms rule's."""
+        sc, limit = self.scores(train), train.outcome(np.full(len(train.start), SILENCE_S))[3] + budget
         best = None
         for h1 in np.arange(-3, 3.01, 0.1):
             for h2 in np.arange(-4, h1 + 0.01, 0.1):
@@ -308,7 +337,7 @@ class Rule:
         return self.th
 
 
-def held_out(train, pieces, folds, moments, cues):
+def held_out(train, pieces, folds, moments, cues, probe=False, budget=BUDGET):
     """Each silence of train answered by a rule fitted and tuned on the other
     folds' pieces: train's pieces go round the FOLDS in order of name, so no
     piece is heard both in a rule's fitting and in its scoring (as valid's
@@ -318,8 +347,8 @@ def held_out(train, pieces, folds, moments, cues):
     at = np.zeros(len(train.start))
     for f in range(folds):
         fit, score = train.take(fold_of != f), train.take(fold_of == f)
-        r = Rule(fit, moments, cues)
-        th = r.tune(fit)
+        r = Rule(fit, moments, cues, probe)
+        th = r.tune(fit, budget)
         at[(fold_of == f)[train.perf]] = r.answer(r.scores(score), moments, th)
         print(f"  fold {f + 1}/{folds}: {(fold_of == f).sum()} performances held out, thresholds "
               f"{', '.join(f'{h:+.1f}' for h in th)}", file=sys.stderr)
@@ -342,6 +371,12 @@ def main():
     ap.add_argument("--moments", default="0.3,0.6", help="s into the silence at which the rule judges")
     ap.add_argument("--folds", type=int, default=0,
                     help="also answer train's silences by rules fitted on other pieces (K folds of train's pieces)")
+    ap.add_argument("--probe", type=int, default=0,
+                    help="also a rule on K principal components of the model's next-event log-probabilities "
+                         "(odds files made with --logits)")
+    ap.add_argument("--budget", type=float, default=BUDGET,
+                    help="barge-ins a minute above the 800 ms rule's that the tuning on train allows "
+                         f"(default {BUDGET}: the goal's)")
     ap.add_argument("--out", required=True, help="folder for the cues' cache and frontier.png")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -349,13 +384,20 @@ def main():
     sets = {}
     for name, files, every in (("train", a.train, a.train_every), ("valid", a.valid, 1)):
         perfs, minutes = split_cues(a.root, name, every, os.path.join(a.out, f"cues-{name}-{every}.npz"))
-        sets[name] = Split(perfs, minutes, read_odds(files))
+        sets[name] = Split(perfs, minutes, read_odds(files, a.probe > 0))
     train, valid = sets["train"], sets["valid"]
+    if a.probe:
+        mean = train.logp.mean(0)
+        comps = np.linalg.svd(train.logp[::5] - mean, full_matrices=False)[2][:a.probe]
+        for s in (train, valid):
+            s.set_probe(mean, comps)
     for name, s in sets.items():
         n, diff = s.parity()
         print(f"{name}: {len(s.start)} silences over 30 ms, {s.real_end.sum()} real ends, "
               f"{s.minutes:.0f} min of playing; play/turn.c's cues agree on {n} of them to {diff:.1e}")
     rules = {"odds alone": Rule(train, moments, False), "odds and cues": Rule(train, moments, True)}
+    if a.probe:
+        rules[f"odds, cues, probe ({a.probe})"] = Rule(train, moments, True, True)
     print("\nweights (per unit of each cue; the last: the model's log-odds of a rest):")
     for t, (w, b) in zip(moments, rules["odds and cues"].fits):
         print(f"  at {t * 1000:.0f} ms: " + ", ".join(f"{n} {x:+.3f}" for n, x in zip(CUES + ["odds"], w))
@@ -367,11 +409,14 @@ def main():
 
     def share(s, at):
         return tuple(((at <= t + 1e-9) & s.real_end).sum() / s.real_end.sum() for t in (moments[0], moments[-1]))
-    for ms in (800, 300):
-        at = np.full(len(valid.start), ms / 1000)
-        print(row(f"silence {ms} ms", valid.outcome(at), share(valid, at)))
+
+    def silence_rows(s):
+        for ms in (800, 300):
+            at = np.full(len(s.start), ms / 1000)
+            print(row(f"silence {ms} ms", s.outcome(at), share(s, at)))
+    silence_rows(valid)
     for name, r in rules.items():
-        th = r.tune(train)
+        th = r.tune(train, a.budget)
         at_train, at = r.answer(r.scores(train), moments, th), r.answer(r.scores(valid), moments, th)
         o_train = train.outcome(at_train)
         print(row(f"{name} ({', '.join(f'{h:+.1f}' for h in th)})", valid.outcome(at), share(valid, at))
@@ -380,11 +425,9 @@ def main():
     if a.folds > 1:
         print(f"\n| {f'rule (train, pieces held out, {a.folds} folds)':<38} " + head)
         pieces = [os.path.dirname(f) for f in split_files(a.root, "train")[::a.train_every]]
-        for ms in (800, 300):
-            at = np.full(len(train.start), ms / 1000)
-            print(row(f"silence {ms} ms", train.outcome(at), share(train, at)))
-        for name, cues in (("odds alone", False), ("odds and cues", True)):
-            at = held_out(train, pieces, a.folds, moments, cues)
+        silence_rows(train)
+        for name, r in rules.items():
+            at = held_out(train, pieces, a.folds, moments, r.cues, r.probe, a.budget)
             print(row(name, train.outcome(at), share(train, at)))
     plot(valid, rules, moments, os.path.join(a.out, "frontier.png"))
 

@@ -10,7 +10,10 @@ real end).  The odds come from a bench_turn file written here; answering
 and barges into the breath; a file that is not bench_turn's is refused by
 name.  bench_turn, hearing the same performance with the shipped model,
 keeps the cues play/turn.c hears (serve's engine hears them the same way):
-they are this script's to float precision."""
+they are this script's to float precision.  With --logits it also keeps
+the model's distribution of the next event at each silence, which the
+script reads (--probe) as log-probabilities of the vocabulary's ids; logits
+that are not those of the odds file's silences are refused by name."""
 
 import math
 import os
@@ -127,7 +130,7 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write("split\tcomposer\ttitle\tfile\nvalid\tX\tY\tp.mid\n")
     heard = os.path.join(tmp, "heard.bin")
     r = subprocess.run([os.path.join(os.environ["CONTINUO_BUILD"], "bench", "bench_turn"), "odds", tmp,
-                        os.path.join(tmp, "split.tsv"), "valid", heard, "--model",
+                        os.path.join(tmp, "split.tsv"), "valid", heard, "--logits", "--model",
                         os.path.join(os.environ["CONTINUO_SRC"], "models", "continuo-default.gguf")],
                        capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, f"bench_turn hears the performance ({r.stderr[-500:]})")
@@ -136,6 +139,21 @@ with tempfile.TemporaryDirectory() as tmp:
         n, diff = c.parity()
         check(n == len(c.start) and n >= 20 and diff < 1e-5,
               f"play/turn.c's cues are the script's on all {n} silences over 30 ms (largest difference {diff:.1e})")
+        p = tc.Split([rows], [minutes], tc.read_odds([heard], logits=True))
+        total = np.exp(p.logp).sum(1) if p.logp is not None else np.zeros(1)
+        check(p.logp is not None and p.logp.shape == (len(c.start), 310) and np.abs(total - 1).max() < 1e-9,
+              f"--logits: a distribution over the 310 ids at each silence ({None if p.logp is None else p.logp.shape})")
+        # the odds file's survival at 300 ms (P(a shift of 30 steps or more, or the end)) is the logits'
+        shifts = np.exp(p.logp[:, 178:278])
+        survive30 = (shifts[:, 29:].sum(1) + np.exp(p.logp[:, 1])) / np.exp(p.logp).sum(1)
+        check(np.abs(survive30 - p.survive[:, 30]).max() < 1e-5, "the logits give the odds file's survival at 300 ms")
+        with open(heard + ".logits", "r+b") as f:
+            f.truncate(12 + 4 * 310 * (len(c.start) - 1))
+        try:
+            tc.read_odds([heard], logits=True)
+            check(False, "a logits file that lacks a silence is refused")
+        except SystemExit as e:
+            check(heard + ".logits" in str(e) and "not the logits" in str(e), f"a logits file that lacks a silence is refused: {e}")
 
     bad = os.path.join(tmp, "bad.bin")
     with open(bad, "wb") as f:

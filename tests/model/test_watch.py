@@ -34,9 +34,23 @@ def number(note_id):
     return int(note_id[1:])
 
 
+def settled(w, since, timeout=10.0):
+    """The frames after index SINCE once every model note-on among them has had
+    its attention frame, which comes shortly after the note's (docs/WATCH.md):
+    a slow machine may still be sending the answer's last ones.  At most
+    TIMEOUT s; then as they are (the check names what is missing)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        frames = [f for _, f in w.frames[since:]]
+        ons = {f["id"] for f in frames if f["type"] == "note" and f["who"] == "model" and f["on"]}
+        if ons <= {f["id"] for f in frames if f["type"] == "attention"} or time.monotonic() > deadline:
+            return frames
+        time.sleep(0.1)
+
+
 def check_answer(w, since, what, pitches):
     """The answer to PITCHES after frame index SINCE: its notes, their attention."""
-    frames = [f for _, f in w.frames[since:]]
+    frames = settled(w, since)
     player = [f for f in frames if f["type"] == "note" and f["who"] == "player"]
     ons = [f for f in player if f["on"]]
     check(sorted(f["pitch"] for f in ons) == sorted(pitches),
