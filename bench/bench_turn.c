@@ -1,5 +1,6 @@
 /* bench_turn.c: when does the phrase end?  The rules of serve's phrase end (silence 800 ms,
- * silence 300 ms, auto: play/turn.h on the model's odds and the last chord's cues) over a split's performances in
+ * silence 300 ms, auto: play/turn.h on the model's odds, the last chord's cues and the probe of its whole
+ * expectation) over a split's performances in
  * simulated time: the answer's delay at the real ends, the barge-ins into the pauses.
  *
  *   bench_turn odds ROOT SPLIT.tsv SPLIT OUT [--part I/N] [--every K] [--model PATH] [--logits]
@@ -10,9 +11,10 @@
  *       there too, in OUT.logits (turn_cues.py --probe: its whole next-event distribution)
  *   bench_turn table FILE... [--th1 X] [--th2 X] [--rest X] [--hold H] [--min-ms MS] [--silence-ms MS] [--grid]
  *       the table for the rules, from those files (no model: quick enough to tune): auto, the
- *       cue rule (its thresholds at 300 and 600 ms), and the odds' rule (rest, hold, min-ms)
+ *       cue rule without the probe (its thresholds at 300 and 600 ms), and the odds' rule
+ *       (rest, hold, min-ms)
  *   bench_turn answers MIDI [--model PATH] [--silence-ms MS]
- *       one performance heard and judged by the shipped rule (auto: the cues): when each answer
+ *       one performance heard and judged by the shipped rule (auto): when each answer
  *       starts (for tests/model/test_phrase_end_live.py, which plays it into serve)
  *
  * A real end: the end of a performance, or a silence (nothing held, pedal up) of 2 s or
@@ -40,7 +42,7 @@
 #define N_CTX       512     /* serve's context (context_events, capped by the model's) */
 #define PACE_NOTES  8       /* the phrase's pace: the mean time between its last onsets */
 _Static_assert(PACE_NOTES <= TURN_KEY_NOTES, "the pace's onsets come from the ear's ring");
-#define FILE_MAGIC  0x32727574u /* "tur2": with the cues */
+#define FILE_MAGIC  0x33727574u /* "tur3": with the cues and the probe */
 #define LOGITS_MAGIC 0x4c727574u /* "turL": then the silence count, the vocabulary's size,
                                    and each silence's logits (float32), in OUT's order */
 
@@ -59,7 +61,11 @@ typedef struct silence {
     float   survive[TURN_MAX_STEPS + 1];    /* turn_odds.survive at the prepare */
     float   cues[TURN_CUES];                /* turn_odds.cues (play/turn.h) */
     int32_t have_cues;
+    float   probe[2];                       /* turn_odds.probe */
+    int32_t have_probe;
+    int32_t unused;                         /* the file's rows are the struct: no padding */
 } silence;
+_Static_assert(sizeof(silence) == 624, "turn_cues.py's SILENCE is this struct, packed");
 
 typedef struct perf_info {
     double minutes;         /* of playing: first to last message */
@@ -163,6 +169,9 @@ static int keep_silence(store *st, continuation *c, const vocab *v, const player
     for (int k = 0; k < TURN_CUES; k++)
         x.cues[k] = (float)o.cues[k];
     x.have_cues = o.have_cues;
+    x.probe[0] = (float)o.probe[0];
+    x.probe[1] = (float)o.probe[1];
+    x.have_probe = o.have_probe;
     st->steps = o.steps;
     st->step_ms = o.step_ms;
     if (st->logits && fwrite(continuation_model_state(c)->logits, sizeof(float), (size_t)v->size, st->logits)
@@ -436,6 +445,9 @@ static double answer_at(const store *st, const silence *x, const turn_rule *r)
     o.have_cues = x->have_cues;
     for (int k = 0; k < TURN_CUES; k++)
         o.cues[k] = x->cues[k];
+    o.have_probe = x->have_probe;
+    o.probe[0] = x->probe[0];
+    o.probe[1] = x->probe[1];
     int ms = turn_verdict(&o, r);
     double at = x->start + (ms < PREPARE_S * 1000 ? PREPARE_S : ms / 1000.0);
     return at < x->next ? at : INFINITY;
@@ -529,6 +541,7 @@ static int cmd_table(int argc, char **argv)
     store st;
     memset(&st, 0, sizeof st);
     turn_rule cue = { .cues = 1, .th = TURN_TH_DEFAULT, .max_ms = 800 };
+    turn_rule probe = { .cues = 1, .th = TURN_TH_DEFAULT, .probe = 1, .max_ms = 800 };
     turn_rule r = { .rest = TURN_REST_DEFAULT, .hold = TURN_HOLD_DEFAULT, .min_ms = TURN_MIN_MS_DEFAULT,
                     .max_ms = 800 };
     int grid = 0;
@@ -546,7 +559,7 @@ static int cmd_table(int argc, char **argv)
         else if (strcmp(argv[i], "--min-ms") == 0 && i + 1 < argc)
             r.min_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--silence-ms") == 0 && i + 1 < argc)
-            r.max_ms = cue.max_ms = atoi(argv[++i]);
+            r.max_ms = cue.max_ms = probe.max_ms = atoi(argv[++i]);
         else if (read_store(&st, argv[i]) < 0) {
             store_free(&st);
             return 1;
@@ -556,7 +569,8 @@ static int cmd_table(int argc, char **argv)
     turn_rule s800 = { .rest = 2, .max_ms = 800 }, s300 = { .rest = 2, .max_ms = 300 };
     rule_row(&st, &s800, "silence 800 ms", 1);
     rule_row(&st, &s300, "silence 300 ms", 0);
-    snprintf(name, sizeof name, "auto (cues %+.1f, %+.1f)", cue.th[0], cue.th[1]);
+    rule_row(&st, &probe, "auto (cues and probe)", 0);
+    snprintf(name, sizeof name, "cues alone (%+.1f, %+.1f)", cue.th[0], cue.th[1]);
     rule_row(&st, &cue, name, 0);
     snprintf(name, sizeof name, "odds (rest %.2f, hold %.2f, min %d)", r.rest, r.hold, r.min_ms);
     rule_row(&st, &r, name, 0);
@@ -578,7 +592,7 @@ static int cmd_table(int argc, char **argv)
 static int cmd_answers(int argc, char **argv)
 {
     const char *model_path = NULL;
-    turn_rule r = { .cues = 1, .th = TURN_TH_DEFAULT, .max_ms = 800 };
+    turn_rule r = { .cues = 1, .th = TURN_TH_DEFAULT, .probe = 1, .max_ms = 800 };
     for (int i = 3; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--model") == 0)
             model_path = argv[i + 1];

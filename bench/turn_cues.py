@@ -174,11 +174,13 @@ def split_cues(root, split, every, cache):
 
 # ---- the model's odds, from bench_turn's files ----
 
-SILENCE = np.dtype([("perf", "<i4"), ("notes", "<i4"), ("start", "<f8"), ("next", "<f8"),
-                    ("quiet_start", "<f8"), ("quiet_end", "<f8"), ("next_note", "<f8"),
-                    ("ioi", "<f4"), ("last_len", "<f4"), ("survive", "<f4", 129), ("cues", "<f4", len(CUES)),
-                    ("have_cues", "<i4")])
-MAGIC = 0x32727574      # "tur2"
+SILENCE2 = [("perf", "<i4"), ("notes", "<i4"), ("start", "<f8"), ("next", "<f8"),
+            ("quiet_start", "<f8"), ("quiet_end", "<f8"), ("next_note", "<f8"),
+            ("ioi", "<f4"), ("last_len", "<f4"), ("survive", "<f4", 129), ("cues", "<f4", len(CUES)),
+            ("have_cues", "<i4")]
+SILENCE = np.dtype(SILENCE2 + [("probe", "<f4", 2), ("have_probe", "<i4"), ("unused", "<i4")])
+MAGIC, MAGIC2 = 0x33727574, 0x32727574     # "tur3" (the probe), "tur2" (before it)
+DTYPES = {MAGIC: SILENCE, MAGIC2: np.dtype(SILENCE2)}
 LOGITS_MAGIC = 0x4c727574       # "turL": bench_turn odds --logits
 
 
@@ -203,9 +205,10 @@ def read_odds(paths, logits=False):
         with open(path, "rb") as f:
             b = f.read()
         magic, n_perf, n, steps, step_ms = struct.unpack("<5I", b[:20]) if len(b) >= 20 else (0,) * 5
-        if magic != MAGIC or step_ms != 10 or len(b) < 20 + 8 * n_perf + SILENCE.itemsize * n:
+        dt = DTYPES.get(magic)
+        if dt is None or step_ms != 10 or len(b) < 20 + 8 * n_perf + dt.itemsize * n:
             sys.exit(f"{path}: not a bench_turn odds file of 10 ms steps")
-        a = np.frombuffer(b, SILENCE, n, 20 + 8 * n_perf)
+        a = np.frombuffer(b, dt, n, 20 + 8 * n_perf)
         logp = read_logits(path, n) if logits else [None] * n
         for x, lp in zip(a, logp):
             key = (int(x["perf"]) * len(paths) + part, int(round(x["quiet_start"] * 1000)))
@@ -377,6 +380,8 @@ def main():
     ap.add_argument("--budget", type=float, default=BUDGET,
                     help="barge-ins a minute above the 800 ms rule's that the tuning on train allows "
                          f"(default {BUDGET}: the goal's)")
+    ap.add_argument("--emit", help="with --probe: write the probe's rule, fitted on all of train, as C "
+                                    "(src/play/turn_probe.h)")
     ap.add_argument("--out", required=True, help="folder for the cues' cache and frontier.png")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -416,7 +421,7 @@ def main():
             print(row(f"silence {ms} ms", s.outcome(at), share(s, at)))
     silence_rows(valid)
     for name, r in rules.items():
-        th = r.tune(train, a.budget)
+        th = r.th = r.tune(train, a.budget)
         at_train, at = r.answer(r.scores(train), moments, th), r.answer(r.scores(valid), moments, th)
         o_train = train.outcome(at_train)
         print(row(f"{name} ({', '.join(f'{h:+.1f}' for h in th)})", valid.outcome(at), share(valid, at))
@@ -430,6 +435,53 @@ def main():
             at = held_out(train, pieces, a.folds, moments, r.cues, r.probe, a.budget)
             print(row(name, train.outcome(at), share(train, at)))
     plot(valid, rules, moments, os.path.join(a.out, "frontier.png"))
+    if a.emit and a.probe:
+        emit(a.emit, rules[f"odds, cues, probe ({a.probe})"], train, mean, comps, a)
+
+
+def emit(path, r, train, mean, comps, a):
+    """The probe's rule as play/turn.c weighs it: the components folded into one weight per
+    id of the vocabulary on the log-probabilities (and their mean into the bias)."""
+    n_in = len(CUES) + 1
+    cue_w, id_w = [], []
+    for w, b in r.fits:
+        ids = comps.T @ w[n_in:]
+        cue_w.append(list(w[:n_in]) + [b - mean @ ids])
+        id_w.append(ids)
+    # the folded weights give the rule's own scores
+    x = np.hstack([train.cues, train.rest_logit(r.moments[0])[:, None]])
+    folded = x @ np.array(cue_w[0][:n_in]) + cue_w[0][n_in] + train.logp @ id_w[0]
+    assert np.abs(folded - r.scores(train)[0]).max() < 1e-6
+    num = lambda v, f: ", ".join(f % x for x in v)      # noqa: E731
+    rows_c = ",\n".join(f"    {{ {num(w, '%.6f')} }}" for w in cue_w)
+    rows_i = ",\n".join("    {\n" + "\n".join("        " + num(ids[i:i + 6], "%+.9e") + ","
+                                               for i in range(0, len(ids), 6)) + "\n    }" for ids in id_w)
+    text = f"""/* turn_probe.h: the phrase end's rule with the model's whole expectation (bench/turn_cues.py --probe {a.probe} --emit, on all of ASAP's train split: {len(train.start)} silences, {train.real_end.sum()} real ends); generated, do not edit. */
+#ifndef CONTINUO_PLAY_TURN_PROBE_H
+#define CONTINUO_PLAY_TURN_PROBE_H
+
+/* The vocabulary the probe reads (mt310), and the rule's thresholds at TURN_MOMENTS_MS. */
+#define TURN_PROBE_VOCAB {comps.shape[1]}
+#define TURN_TH_PROBE    {{ {r.th[0]:.1f}, {r.th[1]:.1f} }}
+
+/* Per moment: the cues in turn.h's order, the log-odds of a rest, the bias. */
+static const double turn_probe_cue_weights[2][TURN_CUES + 2] = {{
+{rows_c},
+}};
+
+/* Per moment: one weight per id on the log-probabilities of the player's next event (the
+ * first {a.probe} principal components of train's, and the fit's weights on them, folded). */
+static const double turn_probe_id_weights[2][TURN_PROBE_VOCAB] = {{
+{rows_i},
+}};
+
+#endif
+"""
+    tmp = path + ".part"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+    print(f"{path}: the probe's rule (thresholds {r.th[0]:+.1f}, {r.th[1]:+.1f})")
 
 
 def plot(valid, rules, moments, path):

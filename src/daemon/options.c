@@ -146,8 +146,9 @@ const option_def config_options[] = {
       .apply = LIVE, .offset = OFF(phrase_end),
       .help = "How the end of the player's phrase is decided.  silence: after\n"
               "phrase_silence_ms of silence (nothing held, pedal up).  auto: 30 ms into\n"
-              "each silence it weighs the model's odds of the player's next note with\n"
-              "what the last chord says (how long it was held against the pace, how\n"
+              "each silence it weighs the model's odds of the player's next note (and\n"
+              "what else it expects: which note, how loud) with what the last chord says\n"
+              "(how long it was held against the pace, how\n"
               "loud, whether it is the key's tonic, whether the pedal was lifted last):\n"
               "an end heard (a cadence) is answered 300 or 600 ms after the release, a\n"
               "breath in a run waits; phrase_silence_ms is the latest it waits.  The\n"

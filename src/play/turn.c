@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "play/key_fit.h"
+#include "play/turn_probe.h"
 
 void turn_odds_read(turn_odds *o, const vocab *v, const float *logits)
 {
@@ -33,6 +34,13 @@ void turn_odds_read(turn_odds *o, const vocab *v, const float *logits)
         o->survive[k] = tail / total;
     }
     o->survive[0] = 1.0;
+    if (v->size == TURN_PROBE_VOCAB && strcmp(v->name, "mt310") == 0) {
+        double lse = top + log(total);
+        for (int i = 0; i < v->size; i++)
+            for (int m = 0; m < 2; m++)
+                o->probe[m] += turn_probe_id_weights[m][i] * (logits[i] - lse);
+        o->have_probe = 1;
+    }
 }
 
 /* ---- the ear: the cues of bench/turn_cues.py, computed the same way ---- */
@@ -141,17 +149,19 @@ static const double cue_weights[2][TURN_CUES + 2] = {
 static int cue_verdict(const turn_odds *o, const turn_rule *r)
 {
     static const int moments[2] = TURN_MOMENTS_MS;
+    static const double th_probe[2] = TURN_TH_PROBE;
+    int probe = r->probe && o->have_probe;
     for (int m = 0; m < 2; m++) {
         int k = moments[m] / o->step_ms;
         if (moments[m] >= r->max_ms || k > o->steps)
             break;
         double p = o->survive[o->steps] / (o->survive[k] > 1e-12 ? o->survive[k] : 1e-12);
         p = p < 1e-6 ? 1e-6 : p > 1 - 1e-6 ? 1 - 1e-6 : p;
-        const double *w = cue_weights[m];
-        double score = w[TURN_CUES] * log(p / (1 - p)) + w[TURN_CUES + 1];
+        const double *w = probe ? turn_probe_cue_weights[m] : cue_weights[m];
+        double score = w[TURN_CUES] * log(p / (1 - p)) + w[TURN_CUES + 1] + (probe ? o->probe[m] : 0);
         for (int i = 0; i < TURN_CUES; i++)
             score += w[i] * o->cues[i];
-        if (score > r->th[m])
+        if (score > (probe ? th_probe[m] : r->th[m]))
             return moments[m];
     }
     return r->max_ms;

@@ -49,6 +49,9 @@ typedef struct turn_odds {
                                            the odds were read; 0: not known */
     int    have_cues;                   /* the cues below were heard */
     double cues[TURN_CUES];
+    int    have_probe;                  /* probe[] was read (a vocabulary the probe knows) */
+    double probe[2];                    /* at each of TURN_MOMENTS_MS: the probe's weighing
+                                           of the whole next-event distribution (turn.c) */
 } turn_odds;
 
 /* How a phrase end is judged from the odds. */
@@ -65,6 +68,9 @@ typedef struct turn_rule {
                            TURN_MOMENTS_MS the phrase has ended once the cues' and odds'
                            score passes th[] there; rest, hold, min_ms are not used */
     double th[2];
+    int    probe;       /* 1: with the cue rule, when the odds have the probe, its rule
+                           instead: the cues, the odds and the probe, weighed and passing
+                           thresholds as fitted with it (turn_probe.h) */
 } turn_rule;
 
 /* The odds' rule tuned on ASAP's train split (bench/bench_turn.c, docs/REALISM.md). */
@@ -90,13 +96,16 @@ int  turn_ear_hear(turn_ear *e, double t, uint8_t status, uint8_t data1, uint8_t
 void turn_ear_cues(const turn_ear *e, turn_odds *o);
 
 /* The odds O of the next event from LOGITS (V's ids: raw, no mask, after
- * the model heard the release, the last id of the context). */
+ * the model heard the release, the last id of the context), and when V is
+ * the probe's vocabulary (mt310) the probe: weights on the log-probability
+ * of every id, fitted with the cues on train (bench/turn_cues.py --probe). */
 void turn_odds_read(turn_odds *o, const vocab *v, const float *logits);
 
 /* The verdict: ms after the last release at which the phrase is judged
  * ended.  The cue rule (r->cues, o->have_cues): the first of
  * TURN_MOMENTS_MS before max_ms at which the weighted cues and log-odds of
- * P(at rest | no note yet) pass that moment's threshold.  Else the odds'
+ * P(at rest | no note yet) pass that moment's threshold; with r->probe and
+ * o->have_probe, the probe's rule (the weights and thresholds fitted with it).  Else the odds'
  * rule, min_ms..max_ms: the first moment at which P(at rest | no note
  * yet) = survive[steps] / survive[that moment], times the hold's factor,
  * reaches r->rest.  Neither: r->max_ms (the silence rule decides). */

@@ -155,6 +155,56 @@ static void test_cues(const vocab *v)
     CHECK_INT(turn_verdict(&cadence, &r), 800);
 }
 
+/* The probe (turn_probe.h): read for the vocabulary it was fitted on, from
+ * log-probabilities (logits shifted alike weigh the same), and weighed in
+ * the verdict only by a rule that asks for it. */
+static void test_probe(const vocab *v)
+{
+    float l[MAX_IDS];
+    turn_odds a, b;
+    for (int i = 0; i < v->size; i++)
+        l[i] = (float)(-4.0 + 0.01 * (i % 97));     /* a spread like a model's, no id ruled out */
+    l[vocab_id(v, EVENT_TIME_SHIFT, v->n_time_shifts)] = 2.0f;
+    turn_odds_read(&a, v, l);
+    for (int i = 0; i < v->size; i++)
+        l[i] += 7.5f;
+    turn_odds_read(&b, v, l);
+    CHECK(a.have_probe && b.have_probe);
+    CHECK(fabs(a.probe[0]) > 1e-3 && fabs(a.probe[1]) > 1e-3);
+    CHECK_NEAR(a.probe[0], b.probe[0], 1e-4);
+    CHECK_NEAR(a.probe[1], b.probe[1], 1e-4);
+
+    const vocab *other = vocab_find("prnn388");
+    CHECK(other != NULL);
+    if (other && other->size <= MAX_IDS) {
+        turn_odds c;
+        for (int i = 0; i < other->size; i++)
+            l[i] = -4.0f;
+        turn_odds_read(&c, other, l);
+        CHECK(!c.have_probe);       /* another vocabulary: the cue rule */
+    }
+
+    /* the cues and odds of a cadence weighed with the probe: it decides
+     * between 300 ms and the silence rule */
+    turn_rule cues = { .cues = 1, .th = TURN_TH_DEFAULT, .max_ms = 800 }, probe = cues;
+    probe.probe = 1;
+    a.have_cues = 1;
+    a.cues[TURN_CUE_AGE] = log(1.6 + 0.01);
+    a.cues[TURN_CUE_PACE] = log(1.0 / 7 + 0.01);
+    a.cues[TURN_CUE_SIZE] = 4;
+    a.cues[TURN_CUE_LOUD] = 1.3;
+    a.cues[TURN_CUE_BASS] = a.cues[TURN_CUE_TRIAD] = 1;
+    a.cues[TURN_CUE_CLARITY] = 0.8;
+    int without = turn_verdict(&a, &cues);
+    a.probe[0] = a.probe[1] = 50;
+    CHECK_INT(turn_verdict(&a, &probe), 300);
+    CHECK_INT(turn_verdict(&a, &cues), without);    /* a rule without the probe ignores it */
+    a.probe[0] = a.probe[1] = -50;
+    CHECK_INT(turn_verdict(&a, &probe), 800);
+    a.have_probe = 0;                               /* no probe: the cue rule's verdict */
+    CHECK_INT(turn_verdict(&a, &probe), without);
+}
+
 int main(void)
 {
     const vocab *v = vocab_default();
@@ -163,5 +213,6 @@ int main(void)
     test_survival(v);
     test_verdicts(v);
     test_cues(v);
+    test_probe(v);
     return CHECK_DONE();
 }
