@@ -310,23 +310,17 @@ static int cmd_odds(int argc, char **argv)
         return 2;
     const char *root = argv[2], *tsv = argv[3], *split = argv[4], *out = argv[5], *model_path = NULL;
     int part = 0, parts = 1, every = 1, logits = 0;
-    for (int i = 6; i < argc; i += 2) {
-        if (strcmp(argv[i], "--logits") == 0) {
+    for (int i = 6; i < argc; i++) {
+        if (strcmp(argv[i], "--logits") == 0)
             logits = 1;
-            i--;
+        else if (strcmp(argv[i], "--part") == 0 && i + 1 < argc && sscanf(argv[++i], "%d/%d", &part, &parts) == 2)
             continue;
-        }
-        if (i + 1 == argc)
+        else if (strcmp(argv[i], "--every") == 0 && i + 1 < argc && (every = atoi(argv[++i])) > 0)
+            continue;
+        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
+            model_path = argv[++i];
+        else
             return 2;
-        if (strcmp(argv[i], "--part") == 0 && sscanf(argv[i + 1], "%d/%d", &part, &parts) == 2)
-            continue;
-        if (strcmp(argv[i], "--every") == 0 && (every = atoi(argv[i + 1])) > 0)
-            continue;
-        if (strcmp(argv[i], "--model") == 0) {
-            model_path = argv[i + 1];
-            continue;
-        }
-        return 2;
     }
     char **files;
     int n = split_files(root, tsv, split, &files), rc = 1;
@@ -380,12 +374,10 @@ static int cmd_odds(int argc, char **argv)
         st.logits = NULL;
     }
 out_model:
-    if (st.logits) {            /* a pass that failed leaves no half-written logits */
+    if (st.logits)
         fclose(st.logits);
-        remove(logits_part);
-    } else if (rc != 0 && logits_part[0]) {
-        remove(logits_part);
-    }
+    if (rc != 0 && logits_part[0])
+        remove(logits_part);    /* a pass that failed leaves no half-written logits */
     model_free(&m);
 out:
     store_free(&st);
@@ -541,7 +533,7 @@ static int cmd_table(int argc, char **argv)
     store st;
     memset(&st, 0, sizeof st);
     turn_rule cue = { .cues = 1, .th = TURN_TH_DEFAULT, .max_ms = 800 };
-    turn_rule probe = { .cues = 1, .th = TURN_TH_DEFAULT, .probe = 1, .max_ms = 800 };
+    turn_rule probe = turn_rule_auto(800);
     turn_rule r = { .rest = TURN_REST_DEFAULT, .hold = TURN_HOLD_DEFAULT, .min_ms = TURN_MIN_MS_DEFAULT,
                     .max_ms = 800 };
     int grid = 0;
@@ -592,7 +584,7 @@ static int cmd_table(int argc, char **argv)
 static int cmd_answers(int argc, char **argv)
 {
     const char *model_path = NULL;
-    turn_rule r = { .cues = 1, .th = TURN_TH_DEFAULT, .probe = 1, .max_ms = 800 };
+    turn_rule r = turn_rule_auto(800);
     for (int i = 3; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--model") == 0)
             model_path = argv[i + 1];

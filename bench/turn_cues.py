@@ -421,7 +421,7 @@ def main():
             print(row(f"silence {ms} ms", s.outcome(at), share(s, at)))
     silence_rows(valid)
     for name, r in rules.items():
-        th = r.th = r.tune(train, a.budget)
+        th = r.tune(train, a.budget)
         at_train, at = r.answer(r.scores(train), moments, th), r.answer(r.scores(valid), moments, th)
         o_train = train.outcome(at_train)
         print(row(f"{name} ({', '.join(f'{h:+.1f}' for h in th)})", valid.outcome(at), share(valid, at))
@@ -448,11 +448,12 @@ def emit(path, r, train, mean, comps, a):
         ids = comps.T @ w[n_in:]
         cue_w.append(list(w[:n_in]) + [b - mean @ ids])
         id_w.append(ids)
-    # the folded weights give the rule's own scores
-    x = np.hstack([train.cues, train.rest_logit(r.moments[0])[:, None]])
-    folded = x @ np.array(cue_w[0][:n_in]) + cue_w[0][n_in] + train.logp @ id_w[0]
-    assert np.abs(folded - r.scores(train)[0]).max() < 1e-6
-    num = lambda v, f: ", ".join(f % x for x in v)      # noqa: E731
+    for m, (t, score) in enumerate(zip(r.moments, r.scores(train))):     # the folded weights: the rule's scores
+        x = np.hstack([train.cues, train.rest_logit(t)[:, None]])
+        assert np.abs(x @ np.array(cue_w[m][:n_in]) + cue_w[m][n_in] + train.logp @ id_w[m] - score).max() < 1e-6
+
+    def num(v, f):
+        return ", ".join(f % x for x in v)
     rows_c = ",\n".join(f"    {{ {num(w, '%.6f')} }}" for w in cue_w)
     rows_i = ",\n".join("    {\n" + "\n".join("        " + num(ids[i:i + 6], "%+.9e") + ","
                                                for i in range(0, len(ids), 6)) + "\n    }" for ids in id_w)

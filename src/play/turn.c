@@ -151,20 +151,27 @@ static int cue_verdict(const turn_odds *o, const turn_rule *r)
     static const int moments[2] = TURN_MOMENTS_MS;
     static const double th_probe[2] = TURN_TH_PROBE;
     int probe = r->probe && o->have_probe;
+    const double(*weights)[TURN_CUES + 2] = probe ? turn_probe_cue_weights : cue_weights;
+    const double *th = probe ? th_probe : r->th;
     for (int m = 0; m < 2; m++) {
         int k = moments[m] / o->step_ms;
         if (moments[m] >= r->max_ms || k > o->steps)
             break;
         double p = o->survive[o->steps] / (o->survive[k] > 1e-12 ? o->survive[k] : 1e-12);
         p = p < 1e-6 ? 1e-6 : p > 1 - 1e-6 ? 1 - 1e-6 : p;
-        const double *w = probe ? turn_probe_cue_weights[m] : cue_weights[m];
+        const double *w = weights[m];
         double score = w[TURN_CUES] * log(p / (1 - p)) + w[TURN_CUES + 1] + (probe ? o->probe[m] : 0);
         for (int i = 0; i < TURN_CUES; i++)
             score += w[i] * o->cues[i];
-        if (score > (probe ? th_probe[m] : r->th[m]))
+        if (score > th[m])
             return moments[m];
     }
     return r->max_ms;
+}
+
+turn_rule turn_rule_auto(int max_ms)
+{
+    return (turn_rule){ .cues = 1, .th = TURN_TH_DEFAULT, .probe = 1, .max_ms = max_ms };
 }
 
 int turn_verdict(const turn_odds *o, const turn_rule *r)

@@ -84,6 +84,10 @@ typedef struct turn_rule {
 #define TURN_MOMENTS_MS     { 300, 600 }
 #define TURN_TH_DEFAULT     { -0.5, -1.8 }
 
+/* phrase_end = auto: the cue rule with the probe, judging until MAX_MS
+ * (serve's, and bench_turn's figures of it). */
+turn_rule turn_rule_auto(int max_ms);
+
 void turn_ear_reset(turn_ear *e);
 
 /* One message of the player at T s: 1 when heard (a note-on, a note-off,
