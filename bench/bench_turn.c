@@ -532,7 +532,7 @@ static int cmd_table(int argc, char **argv)
 {
     store st;
     memset(&st, 0, sizeof st);
-    turn_rule cue = { .cues = 1, .th = TURN_TH_DEFAULT, .max_ms = 800 };
+    turn_rule cue = turn_rule_cues(800);
     turn_rule probe = turn_rule_auto(800);
     turn_rule r = { .rest = TURN_REST_DEFAULT, .hold = TURN_HOLD_DEFAULT, .min_ms = TURN_MIN_MS_DEFAULT,
                     .max_ms = 800 };

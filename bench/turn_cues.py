@@ -16,7 +16,7 @@ barge-in: the player plays within 2 s of an answer's start).
 
     build/bench/bench_turn odds ROOT ROOT/split.tsv train T0.bin --part 0/2   # and 1/2
     build/bench/bench_turn odds ROOT ROOT/split.tsv valid V0.bin --part 0/2   # and 1/2
-    python3 bench/turn_cues.py ROOT --train T0.bin T1.bin --valid V0.bin V1.bin --out DIR [--folds 4] [--probe K]
+    python3 bench/turn_cues.py ROOT --train T0.bin T1.bin --valid V0.bin V1.bin --out DIR [--folds 4] [--probe K [--emit FILE]]
 
 With --folds K, train's silences are also answered by rules fitted and tuned
 on other pieces only (K folds of train's pieces): how the rule does on
@@ -27,6 +27,8 @@ third rule also weighs the model's whole distribution of the player's next
 event at the silence, not only its odds of a rest: the first K principal
 components (over train) of its log-probabilities, a linear probe of what
 the model expects (a new phrase's first note, a note-off, a run going on).
+With --emit FILE it writes the cue rule and the probe's, fitted on all of
+train, as play/turn.c weighs them (src/play/turn_fit.h).
 
 The cues of each split are kept in DIR (reading the MIDI files is the slow
 part: about 10 minutes for all of train), with a picture of the trade-off
@@ -299,13 +301,21 @@ def fit_logistic(x, y, l2=1e-3):
 
 class Rule:
     """One logistic per moment of the silence; the earliest moment whose score passes its
-    threshold answers, else the silence rule."""
+    threshold answers, else the silence rule.
+
+    Each moment's logistic is fitted on the silences whose answer there changes the
+    figures: the real ends (answered sooner) against the pauses the 800 ms rule would not
+    answer (a barge-in added).  A pause of 0.8 to 2 s is left out: the silence rule answers
+    into it too, so answering it sooner adds no barge-in (one of 1.5 s is barged into at
+    300 ms as at 800).  Fitted on every silence still going on, the logistic spent itself
+    on telling those from real ends, which costs nothing here."""
 
     def __init__(self, train, moments, cues, probe=False):
         self.moments, self.cues, self.probe, self.fits = moments, cues, probe, []
+        length = train.end - train.start
         for t in moments:
-            alive = train.end - train.start > t
-            self.fits.append(fit_logistic(train.design(t, cues, probe)[alive], train.real_end[alive]))
+            use = (length > t) & (train.real_end | (length <= SILENCE_S))
+            self.fits.append(fit_logistic(train.design(t, cues, probe)[use], train.real_end[use]))
 
     def scores(self, s):
         return [s.design(t, self.cues, self.probe) @ w + b for t, (w, b) in zip(self.moments, self.fits)]
@@ -380,8 +390,8 @@ def main():
     ap.add_argument("--budget", type=float, default=BUDGET,
                     help="barge-ins a minute above the 800 ms rule's that the tuning on train allows "
                          f"(default {BUDGET}: the goal's)")
-    ap.add_argument("--emit", help="with --probe: write the probe's rule, fitted on all of train, as C "
-                                    "(src/play/turn_probe.h)")
+    ap.add_argument("--emit", help="with --probe: write the cue rule and the probe's, fitted on all of train, "
+                                    "as C (src/play/turn_fit.h)")
     ap.add_argument("--out", required=True, help="folder for the cues' cache and frontier.png")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -436,12 +446,13 @@ def main():
             print(row(name, train.outcome(at), share(train, at)))
     plot(valid, rules, moments, os.path.join(a.out, "frontier.png"))
     if a.emit and a.probe:
-        emit(a.emit, rules[f"odds, cues, probe ({a.probe})"], train, mean, comps, a)
+        emit(a.emit, rules["odds and cues"], rules[f"odds, cues, probe ({a.probe})"], train, mean, comps, a)
 
 
-def emit(path, r, train, mean, comps, a):
-    """The probe's rule as play/turn.c weighs it: the components folded into one weight per
-    id of the vocabulary on the log-probabilities (and their mean into the bias)."""
+def emit(path, cue_rule, r, train, mean, comps, a):
+    """Both rules as play/turn.c weighs them: the cue rule (any vocabulary), and the probe's,
+    its components folded into one weight per id of the vocabulary on the log-probabilities
+    (and their mean into the bias)."""
     n_in = len(CUES) + 1
     cue_w, id_w = [], []
     for w, b in r.fits:
@@ -454,25 +465,38 @@ def emit(path, r, train, mean, comps, a):
 
     def num(v, f):
         return ", ".join(f % x for x in v)
-    rows_c = ",\n".join(f"    {{ {num(w, '%.6f')} }}" for w in cue_w)
+
+    def th(rule):
+        return ", ".join(f"{h:.1f}" for h in rule.th)
+    rows_c = ",\n".join(f"    {{ {num(list(w) + [b], '%.6f')} }}" for w, b in cue_rule.fits)
+    rows_p = ",\n".join(f"    {{ {num(w, '%.6f')} }}" for w in cue_w)
     rows_i = ",\n".join("    {\n" + "\n".join("        " + num(ids[i:i + 6], "%+.9e") + ","
                                                for i in range(0, len(ids), 6)) + "\n    }" for ids in id_w)
-    text = f"""/* turn_probe.h: the phrase end's rule with the model's whole expectation (bench/turn_cues.py --probe {a.probe} --emit, on all of ASAP's train split: {len(train.start)} silences, {train.real_end.sum()} real ends); generated, do not edit. */
-#ifndef CONTINUO_PLAY_TURN_PROBE_H
-#define CONTINUO_PLAY_TURN_PROBE_H
+    text = f"""/* turn_fit.h: the phrase end's rules as fitted and tuned on all of ASAP's train split ({len(train.start)} silences, {train.real_end.sum()} real ends) by bench/turn_cues.py --probe {a.probe} --emit; generated, do not edit. */
+#ifndef CONTINUO_PLAY_TURN_FIT_H
+#define CONTINUO_PLAY_TURN_FIT_H
 
-/* The vocabulary the probe reads (mt310), and the rule's thresholds at TURN_MOMENTS_MS. */
+/* The rules' thresholds at TURN_MOMENTS_MS: the cue rule's (the cues and the odds of a
+ * rest), and the probe's (with the model's whole expectation); the vocabulary the probe
+ * reads (mt310). */
+#define TURN_TH_CUES     {{ {th(cue_rule)} }}
+#define TURN_TH_PROBE    {{ {th(r)} }}
 #define TURN_PROBE_VOCAB {comps.shape[1]}
-#define TURN_TH_PROBE    {{ {r.th[0]:.1f}, {r.th[1]:.1f} }}
 
-/* Per moment: the cues in turn.h's order, the log-odds of a rest, the bias. */
-static const double turn_probe_cue_weights[2][TURN_CUES + 2] = {{
+/* Per moment: the weights on the cues in turn.h's order, on the log-odds of a rest, and
+ * the bias; the cue rule's, then the probe rule's. */
+static const double turn_fit_cues[2][TURN_CUES + 2] = {{
 {rows_c},
 }};
 
-/* Per moment: one weight per id on the log-probabilities of the player's next event (the
- * first {a.probe} principal components of train's, and the fit's weights on them, folded). */
-static const double turn_probe_id_weights[2][TURN_PROBE_VOCAB] = {{
+static const double turn_fit_probe_cues[2][TURN_CUES + 2] = {{
+{rows_p},
+}};
+
+/* Per moment: the probe rule's weight per id on the log-probabilities of the player's next
+ * event (the first {a.probe} principal components of train's, and the fit's weights on
+ * them, folded). */
+static const double turn_fit_probe_ids[2][TURN_PROBE_VOCAB] = {{
 {rows_i},
 }};
 
@@ -482,7 +506,7 @@ static const double turn_probe_id_weights[2][TURN_PROBE_VOCAB] = {{
     with open(tmp, "w") as f:
         f.write(text)
     os.replace(tmp, path)
-    print(f"{path}: the probe's rule (thresholds {r.th[0]:+.1f}, {r.th[1]:+.1f})")
+    print(f"{path}: the cue rule (thresholds {th(cue_rule)}) and the probe's ({th(r)})")
 
 
 def plot(valid, rules, moments, path):

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "play/key_fit.h"
-#include "play/turn_probe.h"
+#include "play/turn_fit.h"
 
 void turn_odds_read(turn_odds *o, const vocab *v, const float *logits)
 {
@@ -38,7 +38,7 @@ void turn_odds_read(turn_odds *o, const vocab *v, const float *logits)
         double lse = top + log(total);
         for (int i = 0; i < v->size; i++)
             for (int m = 0; m < 2; m++)
-                o->probe[m] += turn_probe_id_weights[m][i] * (logits[i] - lse);
+                o->probe[m] += turn_fit_probe_ids[m][i] * (logits[i] - lse);
         o->have_probe = 1;
     }
 }
@@ -138,20 +138,12 @@ void turn_ear_cues(const turn_ear *e, turn_odds *o)
     o->have_cues = 1;
 }
 
-/* The cue rule's weights per moment (bench/turn_cues.py on all of ASAP's
- * train split, 881 performances, 2026-12-06): the cues in turn.h's order,
- * then the log-odds of a rest, then the bias. */
-static const double cue_weights[2][TURN_CUES + 2] = {
-    { 1.048742, -0.189231, 0.133919, 1.480962, -0.728535, 0.958946, 2.514990, 0.341728, 0.475610, -5.693917 },
-    { 0.939310, -0.162650, 0.144127, 1.702631, -0.526726, 0.971702, 2.215226, 0.313068, 0.440550, -5.532195 },
-};
-
 static int cue_verdict(const turn_odds *o, const turn_rule *r)
 {
     static const int moments[2] = TURN_MOMENTS_MS;
     static const double th_probe[2] = TURN_TH_PROBE;
     int probe = r->probe && o->have_probe;
-    const double(*weights)[TURN_CUES + 2] = probe ? turn_probe_cue_weights : cue_weights;
+    const double(*weights)[TURN_CUES + 2] = probe ? turn_fit_probe_cues : turn_fit_cues;
     const double *th = probe ? th_probe : r->th;
     for (int m = 0; m < 2; m++) {
         int k = moments[m] / o->step_ms;
@@ -169,9 +161,16 @@ static int cue_verdict(const turn_odds *o, const turn_rule *r)
     return r->max_ms;
 }
 
+turn_rule turn_rule_cues(int max_ms)
+{
+    return (turn_rule){ .cues = 1, .th = TURN_TH_CUES, .max_ms = max_ms };
+}
+
 turn_rule turn_rule_auto(int max_ms)
 {
-    return (turn_rule){ .cues = 1, .th = TURN_TH_DEFAULT, .probe = 1, .max_ms = max_ms };
+    turn_rule r = turn_rule_cues(max_ms);
+    r.probe = 1;
+    return r;
 }
 
 int turn_verdict(const turn_odds *o, const turn_rule *r)

@@ -70,7 +70,7 @@ typedef struct turn_rule {
     double th[2];
     int    probe;       /* 1: with the cue rule, when the odds have the probe, its rule
                            instead: the cues, the odds and the probe, weighed and passing
-                           thresholds as fitted with it (turn_probe.h) */
+                           thresholds as fitted with it (turn_fit.h) */
 } turn_rule;
 
 /* The odds' rule tuned on ASAP's train split (bench/bench_turn.c, docs/REALISM.md). */
@@ -79,13 +79,16 @@ typedef struct turn_rule {
 #define TURN_MIN_MS_DEFAULT 100
 #define TURN_HOLD_REF_S     0.5
 
-/* The cue rule: its moments, and the thresholds tuned on all of train
- * (bench/turn_cues.py); the weights are in turn.c. */
+/* The cue rule's moments; its weights and thresholds, and the probe's, are
+ * play/turn_fit.h's, fitted and tuned on all of train (bench/turn_cues.py). */
 #define TURN_MOMENTS_MS     { 300, 600 }
-#define TURN_TH_DEFAULT     { -0.5, -1.8 }
 
-/* phrase_end = auto: the cue rule with the probe, judging until MAX_MS
- * (serve's, and bench_turn's figures of it). */
+/* The cue rule with its tuned thresholds, judging until MAX_MS (bench_turn's
+ * "cues alone", and auto's rule for a vocabulary the probe does not read). */
+turn_rule turn_rule_cues(int max_ms);
+
+/* phrase_end = auto: the cue rule with the probe (serve's, and bench_turn's
+ * figures of it). */
 turn_rule turn_rule_auto(int max_ms);
 
 void turn_ear_reset(turn_ear *e);

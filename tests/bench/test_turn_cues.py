@@ -13,7 +13,7 @@ keeps the cues play/turn.c hears (serve's engine hears them the same way):
 they are this script's to float precision.  With --logits it also keeps
 the model's distribution of the next event at each silence, which the
 script reads (--probe) as log-probabilities of the vocabulary's ids, and
-the probe play/turn.c weighs them with (src/play/turn_probe.h, which the
+the probe play/turn.c weighs them with (src/play/turn_fit.h, which the
 script wrote) is those weights on those log-probabilities; logits that are
 not those of the odds file's silences are refused by name."""
 
@@ -150,15 +150,15 @@ with tempfile.TemporaryDirectory() as tmp:
         shifts = np.exp(p.logp[:, 178:278])
         survive30 = (shifts[:, 29:].sum(1) + np.exp(p.logp[:, 1])) / np.exp(p.logp).sum(1)
         check(np.abs(survive30 - p.survive[:, 30]).max() < 1e-5, "the logits give the odds file's survival at 300 ms")
-        with open(os.path.join(os.environ["CONTINUO_SRC"], "src", "play", "turn_probe.h")) as f:
-            table = f.read().split("turn_probe_id_weights")[1]
+        with open(os.path.join(os.environ["CONTINUO_SRC"], "src", "play", "turn_fit.h")) as f:
+            table = f.read().split("turn_fit_probe_ids")[1]
         w = np.array([float(x) for x in re.findall(r"[-+]\d\.\d+e[-+]\d+", table)]).reshape(2, 310)
         b = open(heard, "rb").read()
         n_file = struct.unpack("<5I", b[:20])[2]
         a = np.frombuffer(b, tc.SILENCE, n_file, 20 + 8)
         mine = tc.read_logits(heard, n_file) @ w.T
         check(a["have_probe"].all() and np.abs(a["probe"] - mine).max() < 1e-4 and np.abs(mine).max() > 0.1,
-              f"play/turn.c's probe is turn_probe.h's weights on the log-probabilities at both moments "
+              f"play/turn.c's probe is turn_fit.h's weights on the log-probabilities at both moments "
               f"(largest difference {np.abs(a['probe'] - mine).max():.1e})")
         with open(heard + ".logits", "r+b") as f:
             f.truncate(12 + 4 * 310 * (len(c.start) - 1))

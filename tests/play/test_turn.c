@@ -100,7 +100,7 @@ static void test_cues(const vocab *v)
     turn_odds cadence, run;
     odds_of(&cadence, v, 0.05, 0.05, 20, 0.9);
     odds_of(&run, v, 0.6, 0.39, v->n_time_shifts - 1, 0.01);
-    turn_rule r = { .cues = 1, .th = TURN_TH_DEFAULT, .max_ms = 800 };
+    turn_rule r = turn_rule_cues(800);
 
     /* the run, then a loud C major chord at 4 s held 1.5 s under the pedal,
      * the pedal lifted at 5.6 s: a cadence */
@@ -155,7 +155,7 @@ static void test_cues(const vocab *v)
     CHECK_INT(turn_verdict(&cadence, &r), 800);
 }
 
-/* The probe (turn_probe.h): read for the vocabulary it was fitted on, from
+/* The probe (turn_fit.h): read for the vocabulary it was fitted on, from
  * log-probabilities (logits shifted alike weigh the same), and weighed in
  * the verdict only by a rule that asks for it. */
 static void test_probe(const vocab *v)
@@ -186,7 +186,7 @@ static void test_probe(const vocab *v)
 
     /* the cues and odds of a cadence weighed with the probe: it decides
      * between 300 ms and the silence rule */
-    turn_rule cues = { .cues = 1, .th = TURN_TH_DEFAULT, .max_ms = 800 }, probe = cues;
+    turn_rule cues = turn_rule_cues(800), probe = cues;
     probe.probe = 1;
     a.have_cues = 1;
     a.cues[TURN_CUE_AGE] = log(1.6 + 0.01);
