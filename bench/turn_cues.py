@@ -394,6 +394,8 @@ def main():
                                     "as C (src/play/turn_fit.h)")
     ap.add_argument("--out", required=True, help="folder for the cues' cache and frontier.png")
     a = ap.parse_args()
+    if a.emit and not a.probe:
+        ap.error("--emit writes the probe's rule with the cue rule: it needs --probe K")
     os.makedirs(a.out, exist_ok=True)
     moments = [float(x) for x in a.moments.split(",")]
     sets = {}
@@ -445,7 +447,7 @@ def main():
             at = held_out(train, pieces, a.folds, moments, r.cues, r.probe, a.budget)
             print(row(name, train.outcome(at), share(train, at)))
     plot(valid, rules, moments, os.path.join(a.out, "frontier.png"))
-    if a.emit and a.probe:
+    if a.emit:
         emit(a.emit, rules["odds and cues"], rules[f"odds, cues, probe ({a.probe})"], train, mean, comps, a)
 
 

@@ -186,8 +186,7 @@ static void test_probe(const vocab *v)
 
     /* the cues and odds of a cadence weighed with the probe: it decides
      * between 300 ms and the silence rule */
-    turn_rule cues = turn_rule_cues(800), probe = cues;
-    probe.probe = 1;
+    turn_rule cues = turn_rule_cues(800), probe = turn_rule_auto(800);
     a.have_cues = 1;
     a.cues[TURN_CUE_AGE] = log(1.6 + 0.01);
     a.cues[TURN_CUE_PACE] = log(1.0 / 7 + 0.01);
