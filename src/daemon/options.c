@@ -148,8 +148,8 @@ const option_def config_options[] = {
               "phrase_silence_ms of silence (nothing held, pedal up).  auto: 30 ms into\n"
               "each silence it weighs the model's odds of the player's next note (and\n"
               "what else it expects: which note, how loud) with what the last chord says\n"
-              "(how long it was held against the pace, how\n"
-              "loud, whether it is the key's tonic, whether the pedal was lifted last):\n"
+              "(how long it was held against the pace, how loud, whether it is the key's\n"
+              "tonic, whether the pedal was lifted last):\n"
               "an end heard (a cadence) is answered 300 or 600 ms after the release, a\n"
               "breath in a run waits; phrase_silence_ms is the latest it waits.  The\n"
               "hand-over controller answers at once either way." },

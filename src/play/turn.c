@@ -141,10 +141,9 @@ void turn_ear_cues(const turn_ear *e, turn_odds *o)
 static int cue_verdict(const turn_odds *o, const turn_rule *r)
 {
     static const int moments[2] = TURN_MOMENTS_MS;
-    static const double th_probe[2] = TURN_TH_PROBE;
     int probe = r->probe && o->have_probe;
     const double(*weights)[TURN_CUES + 2] = probe ? turn_fit_probe_cues : turn_fit_cues;
-    const double *th = probe ? th_probe : r->th;
+    const double *th = probe ? r->th_probe : r->th;
     for (int m = 0; m < 2; m++) {
         int k = moments[m] / o->step_ms;
         if (moments[m] >= r->max_ms || k > o->steps)
@@ -168,9 +167,7 @@ turn_rule turn_rule_cues(int max_ms)
 
 turn_rule turn_rule_auto(int max_ms)
 {
-    turn_rule r = turn_rule_cues(max_ms);
-    r.probe = 1;
-    return r;
+    return (turn_rule){ .cues = 1, .th = TURN_TH_CUES, .probe = 1, .th_probe = TURN_TH_PROBE, .max_ms = max_ms };
 }
 
 int turn_verdict(const turn_odds *o, const turn_rule *r)

@@ -69,8 +69,9 @@ typedef struct turn_rule {
                            score passes th[] there; rest, hold, min_ms are not used */
     double th[2];
     int    probe;       /* 1: with the cue rule, when the odds have the probe, its rule
-                           instead: the cues, the odds and the probe, weighed and passing
-                           thresholds as fitted with it (turn_fit.h) */
+                           instead: the cues, the odds and the probe, weighed as fitted with
+                           it (turn_fit.h) and passing th_probe[] */
+    double th_probe[2];
 } turn_rule;
 
 /* The odds' rule tuned on ASAP's train split (bench/bench_turn.c, docs/REALISM.md). */

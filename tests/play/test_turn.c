@@ -197,6 +197,9 @@ static void test_probe(const vocab *v)
     int without = turn_verdict(&a, &cues);
     a.probe[0] = a.probe[1] = 50;
     CHECK_INT(turn_verdict(&a, &probe), 300);
+    turn_rule strict = probe;                       /* the probe's thresholds are the rule's own */
+    strict.th_probe[0] = strict.th_probe[1] = 1e9;
+    CHECK_INT(turn_verdict(&a, &strict), 800);
     CHECK_INT(turn_verdict(&a, &cues), without);    /* a rule without the probe ignores it */
     a.probe[0] = a.probe[1] = -50;
     CHECK_INT(turn_verdict(&a, &probe), 800);
