@@ -147,7 +147,10 @@ static void check_slide(model_state *s, const gguf_file *ref, const char *what)
 }
 
 /* Stream memory (the rolling cache). While the cache has room it is the
- * window: the same logits (1e-5) event for event. Past the context each
+ * window: the same logits event for event (3e-5: from a full prompt the
+ * stream's one prefill of the context is held against the window's
+ * decodes, two orders of summing; on an AVX-512 Xeon the f16 and i8
+ * models' AVX2 kernels give 0.7-1.0e-5 there, the f32 ones 5-8e-7). Past the context each
  * event overwrites the oldest and the engine matches PyTorch run the same
  * rolling way (roll_logits), from a short prompt and from a full one (as
  * `continue` starts), with no slide and no allocation. */
@@ -199,7 +202,7 @@ static void check_memory(model_state *s, const gguf_file *ref, const char *what)
         fprintf(stderr, "%s: stream memory from %d events (%d decodes, %ld allocations): vs window "
                 "up to the context %.2g, vs PyTorch rolling: worst %.2g at event %d\n",
                 what, p, T - p, allocs, same, worst, worst_step);
-        CHECK(same <= 1e-5);
+        CHECK(same <= 3e-5);
         CHECK(worst <= 1e-4);
         CHECK_INT(allocs, 0);
         CHECK_INT(s->n_slides - slides, 0);   /* a rolling cache never slides */
