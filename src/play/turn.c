@@ -167,7 +167,11 @@ turn_rule turn_rule_cues(int max_ms)
 
 turn_rule turn_rule_auto(int max_ms)
 {
-    return (turn_rule){ .cues = 1, .th = TURN_TH_CUES, .probe = 1, .th_probe = TURN_TH_PROBE, .max_ms = max_ms };
+    static const double th_probe[2] = TURN_TH_PROBE;
+    turn_rule r = turn_rule_cues(max_ms);      /* a vocabulary without the probe: the cue rule */
+    r.probe = 1;
+    memcpy(r.th_probe, th_probe, sizeof th_probe);
+    return r;
 }
 
 int turn_verdict(const turn_odds *o, const turn_rule *r)
