@@ -48,7 +48,13 @@ sys.path.insert(0, os.path.join(here, "..", "train"))
 from test_adapt import arpeggio_notes, arpeggio_reference  # noqa: E402
 
 ADAPT_PLAY_S = 66.0     # a little over the minute of playing adapt asks for
-ADAPT_MINUTES = 3.0     # the unit's budget in the test (PyTorch's start under TCG included)
+# The unit's budget in the test: a number of steps, so that the verdict does
+# not hang on the machine's speed (in a CI run on a slower machine the three
+# minutes this was once, PyTorch's start under TCG included, left no step:
+# "not kept"), and the minutes as a cap that the step ends well before.  A
+# step takes about 60 s under TCG here; the whole unit 140 s.
+ADAPT_STEPS = 1
+ADAPT_MINUTES = 6.0
 
 deb = os.environ.get("CONTINUO_DEB")
 build = os.environ.get("CONTINUO_BUILD")
@@ -87,11 +93,14 @@ wait_for() {  # SECONDS COMMAND...: until COMMAND succeeds
         sleep 0.1
     done
 }
-echo "== guest: kernel $(uname -r), $(systemctl --version | head -n 1)"
+# A section's heading, with the seconds the guest script has run (CI's time).
+T_START=$(date +%s)
+section() { echo "== $* [at $(($(date +%s) - T_START)) s]"; }
+section "guest: kernel $(uname -r), $(systemctl --version | head -n 1)"
 id player
 BIN=@BIN@
 if [ -f /guest/continuo.deb ]; then
-    echo "== the Debian package"
+    section "the Debian package"
     dpkg -i /guest/continuo.deb > /tmp/dpkg.out 2>&1; echo "DPKG $?"
     grep -iE "depends|error|problem" /tmp/dpkg.out | head -n 5
     dpkg -s continuo | sed -n 's/^\(Status\|Version\): /PKG \1 /p'
@@ -118,7 +127,7 @@ else
 fi
 echo host-tmp > /tmp/host-marker
 
-echo "== systemctl --user enable --now continuo"
+section "systemctl --user enable --now continuo"
 as_player systemctl --user daemon-reload
 as_player systemctl --user cat continuo | head -n 1
 as_player systemctl --user enable --now continuo || fail "systemctl --user enable --now continuo"
@@ -130,16 +139,16 @@ echo "MAINPID $PID"
 wait_for 30 sh -c "aconnect -l | grep -q \"'continuo'\"" || fail "no continuo client on the sequencer"
 aconnect -l | sed -n "/'continuo'/,/^client/p"
 
-echo "== continuo doctor, as the player, with the sequencer"
+section "continuo doctor, as the player, with the sequencer"
 as_player $BIN doctor > /tmp/doctor.out 2>&1; echo "DOCTOR $?"
 sed 's/^/DOC /' /tmp/doctor.out
-echo "== sandbox, from outside"
+section "sandbox, from outside"
 grep -E '^(NoNewPrivs|Seccomp|Seccomp_filters|CapBnd|CapEff|CapPrm|CapAmb):' /proc/$PID/status | sed 's/^/STATUS /'
 for ns in user mnt net uts ipc cgroup; do
     if [ "$(readlink /proc/$PID/ns/$ns)" = "$(readlink /proc/1/ns/$ns)" ]; then echo "NS $ns shared"; else echo "NS $ns own"; fi
 done
 echo "UIDMAP $(tr -s ' ' < /proc/$PID/uid_map)"
-echo "== sandbox, from inside its namespaces"
+section "sandbox, from inside its namespaces"
 nsenter -t $PID -n ip -o link | awk '{ sub(":", "", $2); print "NETDEV", $2 }'
 # As root, in its mount namespace: what is mounted read-only for everyone.
 nsenter -t $PID -m sh -c '
@@ -160,7 +169,7 @@ nsenter -t $PID -m setpriv --reuid=1000 --regid=1000 --init-groups sh -c '
     if [ -e /proc/meminfo ]; then echo "PROCSUBSET all"; else echo "PROCSUBSET pid"; fi
     rm -f /home/player/Music/probe /run/user/1000/probe /tmp/probe'
 ls /proc/[0-9]* -d | wc -l | sed 's/^/PROCS_HOST /'
-echo "== devices: the installed unit's sandbox, running a probe"
+section "devices: the installed unit's sandbox, running a probe"
 U=$(as_player systemctl --user show -p FragmentPath --value continuo)
 probe() {  # NAME SED-EXPRESSION: a copy of the unit that opens /dev/fuse once
     sed -e 's|^ExecStart=.*|ExecStart=/bin/sh -c "true < /dev/fuse \&\& echo open > %t/'$1'.out \|\| echo denied > %t/'$1'.out"|' \
@@ -175,13 +184,13 @@ if [ -c /dev/fuse ]; then
 else
     echo "DEVICES untested (no /dev/fuse)"
 fi
-echo "== the service itself, asked to write"
+section "the service itself, asked to write"
 echo "SAVE home $(as_player $BIN ctl save /home/player/outside.mid 2>&1 | head -n 1)"
 echo "SAVE music $(as_player $BIN ctl save /home/player/Music/session0.mid 2>&1 | head -n 1)"
 [ -f /home/player/Music/session0.mid ] && echo "SAVED music exists"
 [ -f /home/player/outside.mid ] && echo "SAVED home exists"
 
-echo "== MIDI by name: aplaymidi -p continuo, arecordmidi -p continuo, aconnect continuo 'Midi Through'"
+section "MIDI by name: aplaymidi -p continuo, arecordmidi -p continuo, aconnect continuo 'Midi Through'"
 aconnect continuo 'Midi Through' || fail "aconnect continuo 'Midi Through'"
 arecordmidi -p 14:0 /tmp/synth.mid & R1=$!
 arecordmidi -p continuo /tmp/rec.mid & R2=$!
@@ -193,7 +202,7 @@ sleep 6
 kill -INT $R1 $R2; wait $R1 $R2
 as_player $BIN ctl status | sed 's/^/CTL /'
 
-echo "== systemctl --user reload continuo"
+section "systemctl --user reload continuo"
 as_player systemctl --user reload continuo || fail "reload"
 sleep 2
 PID2=$(as_player systemctl --user show -p MainPID --value continuo)
@@ -202,7 +211,7 @@ for ns in user mnt net uts ipc; do
     if [ "$(readlink /proc/$PID2/ns/$ns)" = "$(readlink /proc/1/ns/$ns)" ]; then echo "NS2 $ns shared"; else echo "NS2 $ns own"; fi
 done
 
-echo "== systemctl --user stop continuo"
+section "systemctl --user stop continuo"
 as_player systemctl --user stop continuo || fail "stop"
 echo "STOPPED $(as_player systemctl --user is-active continuo) $(as_player systemctl --user show -p Result --value continuo) NRestarts=$(as_player systemctl --user show -p NRestarts --value continuo)"
 W=/run/user/1000/continuo-out.wav
@@ -220,7 +229,7 @@ if [ ! -f /guest/continuo.deb ]; then
     # kills it (WatchdogSec) and starts it again (Restart=on-failure); the
     # new one sends all notes off on its output first. The output is a FIFO
     # that outlives both (a reader that holds it open read-write).
-    echo "== watchdog: a generator that hangs in the engine"
+    section "watchdog: a generator that hangs in the engine"
     as_player mkfifo /run/user/1000/wd.fifo
     sh -c 'exec cat 0<> /run/user/1000/wd.fifo > /tmp/wd.raw' & WDR=$!
     install -o player -g player -m 600 /guest/stall.conf /home/player/.config/continuo/continuo.conf
@@ -247,7 +256,7 @@ if [ -x /guest/seq_daw ]; then
     # The service again, started by its unit, with the settings of
     # test_clock.py (the echo engine: the model's speed under emulation is
     # not what is measured here), and seq_daw playing a DAW into it.
-    echo "== MIDI clock and transport over the sequencer: seq_daw <-> continuo, sync = clock"
+    section "MIDI clock and transport over the sequencer: seq_daw <-> continuo, sync = clock"
     install -o player -g player -m 600 /guest/clock.conf /home/player/.config/continuo/continuo.conf
     as_player systemctl --user start continuo || fail "systemctl --user start continuo (clock)"
     wait_for 30 sh -c "aconnect -l | grep -q \"'continuo'\"" || fail "no continuo client for the clock"
@@ -265,7 +274,7 @@ if [ -x /guest/link_peer ]; then
     # sync = link under the unit: its network is private (doctor says so);
     # the shipped drop-in opens it, and a Link peer in the guest's network
     # (lo: qemu gives the guest no other) is seen and followed.
-    echo "== sync = link under the unit, without and with the link.conf drop-in"
+    section "sync = link under the unit, without and with the link.conf drop-in"
     install -o player -g player -m 600 /guest/link.conf.user /home/player/.config/continuo/continuo.conf
     as_player $BIN doctor 2>&1 | grep "sync" | sed 's/^/LINKDOC0 /'
     install -d -o player -g player /home/player/.config/systemd/user/continuo.service.d
@@ -289,7 +298,7 @@ if [ -x /guest/link_peer ]; then
 fi
 # The session journal under the unit: written in its state directory
 # (StateDirectory=continuo), and valid after systemctl --user kill -s KILL.
-echo "== the journal: systemctl --user kill -s KILL continuo, then the restart"
+section "the journal: systemctl --user kill -s KILL continuo, then the restart"
 install -o player -g player -m 600 /guest/continuo.conf /home/player/.config/continuo/continuo.conf
 [ "$(cat /guest/accel)" = tcg ] && echo "model = @TINY@" >> /home/player/.config/continuo/continuo.conf
 as_player systemctl --user start continuo || fail "systemctl --user start continuo (journal)"
@@ -316,11 +325,11 @@ as_player systemctl --user stop continuo
 if [ ! -f /guest/continuo.deb ]; then
     # continuo-adapt.service as installed (its sandbox, ExecStartPost's ctl
     # reload), with a drop-in that sets the test's budget: the small test
-    # model to start from, a few minutes, a reference of the same kind of
+    # model to start from, one step, a reference of the same kind of
     # music.  The service writes the journal of a minute of playing with
     # that model, then plays model = auto, which takes the kept model on the
     # unit's reload.
-    echo "== continuo-adapt: a minute of playing, systemctl --user start continuo-adapt, the service's reload"
+    section "continuo-adapt: a minute of playing, systemctl --user start continuo-adapt, the service's reload"
     install -o player -g player -m 600 /guest/adapt.conf /home/player/.config/continuo/continuo.conf
     install -d -o player -g player /home/player/.config/systemd/user/continuo-adapt.service.d
     install -o player -g player -m 644 /guest/adapt-budget.conf \
@@ -345,6 +354,7 @@ if [ ! -f /guest/continuo.deb ]; then
     as_player journalctl --user -u continuo-adapt --no-pager -o cat 2>&1 | grep -v "^adapt \[" | tail -n 30 | sed 's/^/ADAPTLOG /'
     AD=$(dirname $JD)/adapted
     echo "ADAPTED $(ls $AD 2>&1 | tr '\n' ' ')"
+    cat $AD/*.card 2>/dev/null | sed 's/^/ADAPTCARD /'
     wait_for 60 sh -c "runuser -u player -- env XDG_RUNTIME_DIR=/run/user/1000 $BIN ctl status | grep -q ' model=[^ ]*adapted-'" \
         || fail "the service did not take the adapted model within 60 s of the unit's reload"
     echo "ADAPTMODEL1 $(as_player $BIN ctl status 2>&1 | grep -o ' model=[^ ]*')"
@@ -395,14 +405,16 @@ response_seconds = 2
 """
 
 # The test's budget for the installed adapt unit (a drop-in, as a user would
-# write one): start from the small test model, a learning rate for a model
-# of random weights, and a reference of the same kind of music as the
-# playing (the shipped reference is the shipped model's music).
+# write one): start from the small test model, one step at a learning rate
+# for a model of random weights (at 1e-3 it moved the held-back NLL 0.6 % in
+# a guest here: the held-back tenth's chords are none the memory holds, so
+# the weights alone move it), and a reference of the same kind of music as
+# the playing (the shipped reference is the shipped model's music).
 adapt_budget = """\
 [Service]
 Environment=CONTINUO_MODEL=@TINY@
 ExecStart=
-ExecStart=@BIN@ adapt --if-new --minutes @MIN@ --lr 1e-3 --reference /guest/reference.tok
+ExecStart=@BIN@ adapt --if-new --minutes @MIN@ --max-steps @STEPS@ --lr 1e-2 --reference /guest/reference.tok
 """
 
 TINY = "/usr/local/share/continuo-test/tiny.gguf"
@@ -457,7 +469,8 @@ with tempfile.TemporaryDirectory() as stage:
         with open(os.path.join(stage, "guest", "minute.mid"), "wb") as fh:
             fh.write(midifile.encode(minute))
         arpeggio_reference(os.path.join(stage, "guest"), os.path.join(build, "continuo"))
-        budget = adapt_budget.replace("@TINY@", TINY).replace("@BIN@", BIN).replace("@MIN@", "%g" % ADAPT_MINUTES)
+        budget = adapt_budget.replace("@TINY@", TINY).replace("@BIN@", BIN).replace("@MIN@", "%g" % ADAPT_MINUTES) \
+            .replace("@STEPS@", str(ADAPT_STEPS))
         for name, data in (("adapt.conf", adapt_config.replace("@TINY@", TINY)), ("adapt-budget.conf", budget)):
             with open(os.path.join(stage, "guest", name), "w") as fh:
                 fh.write(data)
@@ -634,7 +647,8 @@ if not deb:
           "systemctl --user start continuo-adapt: exit 0, result success: %r" % field("ADAPTUNIT"))
     check(re.search(r"on [\d.]+ min of playing in \d+ sessions?", adapt_log) is not None,
           "adapt read the journal the service wrote")
-    check("kept: " in adapt_log, "adapt kept the adapted model")
+    check(re.search(r"^kept: ", adapt_log, re.M) is not None, "adapt kept the adapted model (not 'not kept: ')")
+    print("\n".join(re.findall(r"^ADAPTCARD (.*)$", out, re.M)))
     check(re.search(r"adapted-\d{8}-\d{6}\.gguf", field("ADAPTED") or "") is not None,
           "the adapted model is in the unit's state directory: %r" % field("ADAPTED"))
     check(TINY in (field("ADAPTMODEL0") or ""), "before: the service plays the test model: %r" % field("ADAPTMODEL0"))
