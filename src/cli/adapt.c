@@ -231,12 +231,15 @@ static int read_result(const char *path, adapt_result *r)
     return found == 5 ? 0 : -1;
 }
 
-/* Why the result is not kept, into WHY; or 0 when it passes. */
-static int refuse(const adapt_result *r, char *why, size_t len)
+/* Why the result is not kept, into WHY; or 0 when it passes.  MAX_STEPS:
+ * the steps asked for (0: scoring only), so that a budget that left no
+ * step says so instead of only the score. */
+static int refuse(const adapt_result *r, int max_steps, char *why, size_t len)
 {
     if (!(r->held_after < r->held_before)) {
         snprintf(why, len, "the held-back tenth of the playing scores %.4f, not lower than the start "
-                 "model's %.4f", r->held_after, r->held_before);
+                 "model's %.4f%s", r->held_after, r->held_before,
+                 r->steps == 0 && max_steps > 0 ? " (no training step fitted in --minutes: give it more)" : "");
         return 1;
     }
     if (r->ref_after > r->ref_before * 1.01) {
@@ -581,7 +584,7 @@ static int adapt_run(const adapt_args *a, char **files, int n_files, const char 
         rc = -1;
     if (rc == 0 && a->output)
         rc = copy_file(p.out, a->output);
-    if (rc == 0 && refuse(&r, why, sizeof why)) {
+    if (rc == 0 && refuse(&r, a->max_steps, why, sizeof why)) {
         printf("not kept: %s: nothing changed\n", why);
         record_run(record, newest, "not kept");
     } else if (rc == 0 && (rc = keep(&p, &d, &r)) == 0) {

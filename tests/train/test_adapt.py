@@ -157,6 +157,8 @@ def not_better(env: dict, files: list, model: str, ref: str, adapted: str) -> No
               "--no-memory")
     check(r.returncode == 0 and re.search(r"not kept: the held-back tenth .* not lower", r.stdout) is not None
           and "nothing changed" in r.stdout, "a result that does not improve is not kept, and adapt says why")
+    check("no training step fitted" not in r.stdout,
+          "--max-steps 0 asked for no step: adapt does not blame the budget (it does when --minutes left none)")
     check(not kept(adapted), "not improved: no adapted model")
     check(not glob.glob(os.path.join(adapted, ".work-*")), "not improved: no work files left")
 
