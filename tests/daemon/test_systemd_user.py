@@ -52,7 +52,7 @@ ADAPT_PLAY_S = 66.0     # a little over the minute of playing adapt asks for
 # not hang on the machine's speed (in a CI run on a slower machine the three
 # minutes this was once, PyTorch's start under TCG included, left no step:
 # "not kept"), and the minutes as a cap that the step ends well before.  A
-# step takes about 60 s under TCG here; the whole unit 140 s.
+# step takes about 60 s under TCG here; the whole unit 150 s.
 ADAPT_STEPS = 1
 ADAPT_MINUTES = 6.0
 
@@ -420,8 +420,8 @@ ExecStart=@BIN@ adapt --if-new --minutes @MIN@ --max-steps @STEPS@ --lr 1e-2 --r
 """
 
 TINY = "/usr/local/share/continuo-test/tiny.gguf"
-run_sh = run_sh.replace("@BIN@", BIN).replace("@TINY@", TINY).replace("@SHARE@", "/usr/share/continuo" if deb
-                                                                       else "/usr/local/share/continuo")
+SHARE = "/usr/share/continuo" if deb else "/usr/local/share/continuo"
+run_sh = run_sh.replace("@BIN@", BIN).replace("@TINY@", TINY).replace("@SHARE@", SHARE)
 
 # sync = link under the unit (with the drop-in): the echo engine, no sound.
 link_config = """\
@@ -516,7 +516,7 @@ if deb:
     demo = (field("DEMO") or "").split()
     check(demo[:1] == ["0"] and any(f.endswith(".mid") for f in demo[1:]),
           "continuo demo in an empty folder: exit 0 and a MIDI file written: %r" % field("DEMO"))
-    check(field("DEMOMODEL") == "/usr/share/continuo/continuo-default.gguf"
+    check(field("DEMOMODEL") == os.path.join(SHARE, "continuo-default.gguf")
           and re.search(r"continuation \d+ notes", out) is not None,
           "continuo demo continued the motif with the packaged model: %r" % field("DEMOMODEL"))
     check((field("MAN") or "0") != "0", "man continuo shows the page (%r lines naming continuo.service)"
