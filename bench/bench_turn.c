@@ -9,12 +9,12 @@
  *       the odds of the next event and the cues (turn_ear, as serve's engine hears them) are
  *       kept, with where the silence ends, in OUT; with --logits, the model's raw logits
  *       there too, in OUT.logits (turn_cues.py --probe: its whole next-event distribution)
- *   bench_turn table FILE... [--auto-th1 X] [--auto-th2 X] [--th1 X] [--th2 X] [--rest X] [--hold H]
- *                    [--min-ms MS] [--silence-ms MS] [--grid]
+ *   bench_turn table FILE... [--auto-th1 X] [--auto-th2 X] [--th1 X] [--th2 X] [--bias X] [--rest X]
+ *                    [--hold H] [--min-ms MS] [--silence-ms MS] [--grid]
  *       the table for the rules, from those files (no model: quick enough to tune): auto (its
- *       thresholds at 300 and 600 ms), the cue rule without the probe (th1, th2), and the
- *       odds' rule (rest, hold, min-ms)
- *   bench_turn answers MIDI [--model PATH] [--silence-ms MS]
+ *       thresholds at 300 and 600 ms), the cue rule without the probe (th1, th2), both with
+ *       phrase_end_bias X added to their thresholds, and the odds' rule (rest, hold, min-ms)
+ *   bench_turn answers MIDI [--model PATH] [--silence-ms MS] [--bias X]
  *       one performance heard and judged by the shipped rule (auto): when each answer
  *       starts (for tests/model/test_phrase_end_live.py, which plays it into serve)
  *
@@ -545,6 +545,8 @@ static int cmd_table(int argc, char **argv)
             probe.th_probe[0] = atof(argv[++i]);
         else if (strcmp(argv[i], "--auto-th2") == 0 && i + 1 < argc)
             probe.th_probe[1] = atof(argv[++i]);
+        else if (strcmp(argv[i], "--bias") == 0 && i + 1 < argc)
+            probe.bias = cue.bias = atof(argv[++i]);
         else if (strcmp(argv[i], "--th1") == 0 && i + 1 < argc)
             cue.th[0] = atof(argv[++i]);
         else if (strcmp(argv[i], "--th2") == 0 && i + 1 < argc)
@@ -566,9 +568,10 @@ static int cmd_table(int argc, char **argv)
     turn_rule s800 = { .rest = 2, .max_ms = 800 }, s300 = { .rest = 2, .max_ms = 300 };
     rule_row(&st, &s800, "silence 800 ms", 1);
     rule_row(&st, &s300, "silence 300 ms", 0);
-    snprintf(name, sizeof name, "auto (cues and probe) (%+.1f, %+.1f)", probe.th_probe[0], probe.th_probe[1]);
+    snprintf(name, sizeof name, "auto (cues and probe) (%+.1f, %+.1f)", probe.th_probe[0] + probe.bias,
+             probe.th_probe[1] + probe.bias);
     rule_row(&st, &probe, name, 0);
-    snprintf(name, sizeof name, "cues alone (%+.1f, %+.1f)", cue.th[0], cue.th[1]);
+    snprintf(name, sizeof name, "cues alone (%+.1f, %+.1f)", cue.th[0] + cue.bias, cue.th[1] + cue.bias);
     rule_row(&st, &cue, name, 0);
     snprintf(name, sizeof name, "odds (rest %.2f, hold %.2f, min %d)", r.rest, r.hold, r.min_ms);
     rule_row(&st, &r, name, 0);
@@ -596,6 +599,8 @@ static int cmd_answers(int argc, char **argv)
             model_path = argv[i + 1];
         else if (strcmp(argv[i], "--silence-ms") == 0)
             r.max_ms = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--bias") == 0)
+            r.bias = atof(argv[i + 1]);
         else
             return 2;
     }
@@ -647,8 +652,8 @@ int main(int argc, char **argv)
     if (rc == 2)
         fprintf(stderr, "usage: bench_turn odds ROOT SPLIT.tsv SPLIT OUT [--part I/N] [--every K] [--model PATH] "
                         "[--logits]\n"
-                        "       bench_turn table FILE... [--auto-th1 X] [--auto-th2 X] [--th1 X] [--th2 X] [--rest X] [--hold H]\n"
-                        "                        [--min-ms MS] [--silence-ms MS] [--grid]\n"
-                        "       bench_turn answers MIDI [--model PATH] [--silence-ms MS]\n");
+                        "       bench_turn table FILE... [--auto-th1 X] [--auto-th2 X] [--th1 X] [--th2 X] [--bias X]\n"
+                        "                        [--rest X] [--hold H] [--min-ms MS] [--silence-ms MS] [--grid]\n"
+                        "       bench_turn answers MIDI [--model PATH] [--silence-ms MS] [--bias X]\n");
     return rc;
 }

@@ -49,9 +49,9 @@ static void status_knobs(const config *c, char *reply, size_t len)
     }
 }
 
-/* The phrase end: how it is decided, the answers' delay from the player's
- * last release to their first note (phrases ended by silence or a
- * verdict), the verdicts taken (sooner than the silence rule), the
+/* The phrase end: how it is decided (and auto's bias), the answers' delay
+ * from the player's last release to their first note (phrases ended by
+ * silence or a verdict), the verdicts taken (sooner than the silence rule), the
  * barge-ins (the player played within 2 s of such an answer's start). */
 static void status_turn(service *sv, int64_t *tmp, char *reply, size_t len)
 {
@@ -60,9 +60,10 @@ static void status_turn(service *sv, int64_t *tmp, char *reply, size_t len)
     memcpy(tmp, sv->delay_ns, d * sizeof *tmp);
     percentiles(delay, sizeof delay, "answer_delay_ms", tmp, d, 1e6);
     if (used < len)
-        snprintf(reply + used, len - used, " phrase_end=%s%s judged=%" PRIu64 " judged_early=%" PRIu64
-                 " barge_ins=%" PRIu64, config_format(&sv->cfg, config_find("phrase_end"), how, sizeof how), delay,
-                 sv->cont.judged, sv->cont.judged_early, sv->barge_ins);
+        snprintf(reply + used, len - used, " phrase_end=%s phrase_end_bias=%g%s judged=%" PRIu64
+                 " judged_early=%" PRIu64 " barge_ins=%" PRIu64,
+                 config_format(&sv->cfg, config_find("phrase_end"), how, sizeof how), sv->cfg.phrase_end_bias,
+                 delay, sv->cont.judged, sv->cont.judged_early, sv->barge_ins);
 }
 
 /* " model=FILE" (in quotes when it holds a space): the model file in use,

@@ -402,8 +402,10 @@ static void prepare_answer(service *sv, int64_t now)
     memset(&c, 0, sizeof c);
     c.kind = GEN_PREPARE;
     c.id = ++sv->cont.prepare_id;
-    if (sv->cfg.phrase_end == PHRASE_END_AUTO)
+    if (sv->cfg.phrase_end == PHRASE_END_AUTO) {
         c.turn = turn_rule_auto(sv->cfg.phrase_silence_ms);
+        c.turn.bias = sv->cfg.phrase_end_bias;
+    }
     uint32_t id = sv->cont.next_id + 1 ? sv->cont.next_id + 1 : 1;
     config_spec(&sv->cfg, sv->seed + id, &c.spec);
     sv->cont.prepared_spec = c.spec;

@@ -153,6 +153,12 @@ const option_def config_options[] = {
               "an end heard (a cadence) is answered 300 or 600 ms after the release, a\n"
               "breath in a run waits; phrase_silence_ms is the latest it waits.  The\n"
               "hand-over controller answers at once either way." },
+    { .name = "phrase_end_bias", .type = OPT_DOUBLE, .default_value = "0", .min = -5, .max = 5,
+      .apply = LIVE, .offset = OFF(phrase_end_bias),
+      .help = "With phrase_end = auto, how sure of an end it must be, in log-odds added to\n"
+              "its thresholds: 0 as tuned; above 0 it answers fewer of the player's pauses\n"
+              "and more of the ends late, below 0 the other way (docs/REALISM.md has the\n"
+              "table)." },
     { .name = "held_note_timeout_ms", .type = OPT_INT, .default_value = "30000", .min = 0, .max = 3600000,
       .apply = LIVE, .offset = OFF(held_note_timeout_ms),
       .help = "A player's key held longer than this, in ms, counts as released (its\n"

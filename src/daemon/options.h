@@ -53,6 +53,7 @@ typedef struct config {
     char   control_socket[CONFIG_STR_MAX]; /* "" = $XDG_RUNTIME_DIR/continuo/ctl */
     int    phrase_silence_ms;
     int    phrase_end;                     /* phrase_end_kind */
+    double phrase_end_bias;                /* auto: added to its thresholds (log-odds) */
     int    held_note_timeout_ms;           /* a key held longer is taken as released; 0 = never */
     double response_seconds;
     int    response_events;

@@ -154,7 +154,7 @@ static int cue_verdict(const turn_odds *o, const turn_rule *r)
         double score = w[TURN_CUES] * log(p / (1 - p)) + w[TURN_CUES + 1] + (probe ? o->probe[m] : 0);
         for (int i = 0; i < TURN_CUES; i++)
             score += w[i] * o->cues[i];
-        if (score > th[m])
+        if (score > th[m] + r->bias)
             return moments[m];
     }
     return r->max_ms;

@@ -72,6 +72,10 @@ typedef struct turn_rule {
                            instead: the cues, the odds and the probe, weighed as fitted with
                            it (turn_fit.h) and passing th_probe[] */
     double th_probe[2];
+    double bias;        /* added to every threshold of the cue rule and the probe's
+                           (phrase_end_bias, log-odds): above 0 it waits for surer ends
+                           (fewer answers into the player's pauses, later answers),
+                           below 0 it answers sooner */
 } turn_rule;
 
 /* The odds' rule tuned on ASAP's train split (bench/bench_turn.c, docs/REALISM.md). */
@@ -112,9 +116,9 @@ void turn_odds_read(turn_odds *o, const vocab *v, const float *logits);
 /* The verdict: ms after the last release at which the phrase is judged
  * ended.  The cue rule (r->cues, o->have_cues): the first of
  * TURN_MOMENTS_MS before max_ms at which the weighted cues and log-odds of
- * P(at rest | no note yet) pass that moment's threshold; with r->probe and
- * o->have_probe, the probe's rule (the weights and thresholds fitted with it).  Else the odds'
- * rule, min_ms..max_ms: the first moment at which P(at rest | no note
+ * P(at rest | no note yet) pass that moment's threshold plus r->bias; with
+ * r->probe and o->have_probe, the probe's rule (the weights and thresholds
+ * fitted with it).  Else the odds' rule, min_ms..max_ms: the first moment at which P(at rest | no note
  * yet) = survive[steps] / survive[that moment], times the hold's factor,
  * reaches r->rest.  Neither: r->max_ms (the silence rule decides). */
 int turn_verdict(const turn_odds *o, const turn_rule *r);

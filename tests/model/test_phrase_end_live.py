@@ -10,7 +10,9 @@ file through its FIFO in real time.  Its status must show as many answers
 and barge-ins, each answer's delay from the player's last release within
 TOLERANCE_MS of the benchmark's (its first note, 11 ms or less after the
 verdict, included), and a verdict taken for each answer sooner than the
-silence rule's.
+silence rule's.  Then the first performance again with phrase_end_bias =
+BIAS: the benchmark's verdict must move (a surer end asked for), and
+`serve`'s with it.
 """
 import csv
 import os
@@ -28,6 +30,7 @@ from servetest import Service, check, done, sanitized  # noqa: E402
 EXCERPT_S = 10.0
 TOLERANCE_MS = 50
 PERFORMANCES = 2
+BIAS = 3.0
 BENCH_TURN = os.path.join(os.environ["CONTINUO_BUILD"], "bench", "bench_turn")
 MODEL = os.path.join(os.environ["CONTINUO_SRC"], "models", "continuo-default.gguf")
 ASAP = os.environ.get("ASAP_DIR", "")
@@ -69,8 +72,9 @@ def excerpt(path, out_path):
     return [(tick_t, b) for tick_t, b in ((round(t * 1000) / 1000.0, b) for t, b in cut)]
 
 
-def bench_answers(path):
-    r = subprocess.run([BENCH_TURN, "answers", path, "--model", MODEL], capture_output=True, text=True, timeout=120)
+def bench_answers(path, bias):
+    r = subprocess.run([BENCH_TURN, "answers", path, "--model", MODEL, "--bias", str(bias)],
+                       capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, "bench_turn answers: %s" % r.stderr[-2000:])
     delays = [float(x) for x in re.findall(r": (\d+) ms after the release", r.stdout)]
     m = re.search(r"answers=(\d+) barge_ins=(\d+)", r.stdout)
@@ -78,12 +82,12 @@ def bench_answers(path):
 
 
 def status_value(st, key):
-    m = re.search(r"\b%s=([0-9.]+)" % key, st)
+    m = re.search(r"\b%s=(-?[0-9.]+)" % key, st)
     return float(m.group(1)) if m else None
 
 
-def play_live(msgs):
-    sv = Service("model=" + MODEL, "phrase_end=auto", "phrase_silence_ms=800", "candidates=1",
+def play_live(msgs, bias):
+    sv = Service("model=" + MODEL, "phrase_end=auto", "phrase_end_bias=%g" % bias, "phrase_silence_ms=800", "candidates=1",
                  "response_seconds=1", "midi_thru=no", "seed=3", output="none")
     try:
         t0 = time.monotonic() + 0.2
@@ -101,14 +105,15 @@ def play_live(msgs):
         sv.cleanup()
 
 
-def one(path, tmp):
+def one(path, tmp, bias=0.0):
     ex = os.path.join(tmp, os.path.basename(path))
     msgs = excerpt(path, ex)
-    delays, answers, barge, text = bench_answers(ex)
-    st = play_live(msgs)
+    delays, answers, barge, text = bench_answers(ex, bias)
+    st = play_live(msgs, bias)
     got = status_value(st, "responses")
-    print("%s: the benchmark:\n%s  serve: responses=%s barge_ins=%s judged_early=%s answer_delay_ms p50=%s max=%s"
-          % (path, text, got, status_value(st, "barge_ins"), status_value(st, "judged_early"),
+    check(status_value(st, "phrase_end_bias") == bias, "status gives phrase_end_bias=%g: %s" % (bias, st))
+    print("%s (phrase_end_bias %g): the benchmark:\n%s  serve: responses=%s barge_ins=%s judged_early=%s answer_delay_ms p50=%s max=%s"
+          % (path, bias, text, got, status_value(st, "barge_ins"), status_value(st, "judged_early"),
              status_value(st, "answer_delay_ms_p50"), status_value(st, "answer_delay_ms_max")))
     check(got == answers, "%s: serve answered %s times, the benchmark %d" % (path, got, answers))
     check(status_value(st, "barge_ins") == barge, "%s: barge-ins as the benchmark's (%d)" % (path, barge))
@@ -119,12 +124,18 @@ def one(path, tmp):
               % (path, live, delays[0], TOLERANCE_MS))
         if delays[0] < 800 - TOLERANCE_MS:
             check(status_value(st, "judged_early") >= 1, "%s: judged sooner than the silence rule" % path)
+    return delays
 
 
 with open(SPLIT) as f:
     rows = [r for r in csv.reader(f, delimiter="\t") if r and r[0] == "valid"]
 paths = [os.path.join(ASAP, r[3]) for r in rows[:PERFORMANCES]]
 with tempfile.TemporaryDirectory() as tmp:
-    for p in paths:
-        one(p, tmp)
+    early = [(d[0], p) for p, d in ((p, one(p, tmp)) for p in paths) if len(d) == 1 and d[0] < 800 - TOLERANCE_MS]
+    check(early, "an end of these performances answered sooner than the silence rule, to try the bias on")
+    if early:
+        at, p = early[0]
+        later = one(p, tmp, BIAS)
+        check(len(later) == 1 and later[0] > at, "%s: phrase_end_bias %g answers later than 0 (%s against %.0f ms)"
+              % (p, BIAS, later, at))
 done()

@@ -127,6 +127,11 @@ static void test_cues(const vocab *v)
     CHECK_NEAR(cadence.cues[TURN_CUE_TRIAD], 1, 0);
     CHECK(cadence.cues[TURN_CUE_CLARITY] > 0.7);
     CHECK_INT(turn_verdict(&cadence, &r), 300);
+    turn_rule sure = r, eager = r;              /* phrase_end_bias: how sure it must be */
+    sure.bias = 50;
+    eager.bias = -50;
+    CHECK_INT(turn_verdict(&cadence, &sure), 800);
+    CHECK_INT(turn_verdict(&cadence, &eager), 300);
     r.max_ms = 250;                             /* the moments past the latest are not asked */
     CHECK_INT(turn_verdict(&cadence, &r), 250);
     r.max_ms = 800;
@@ -142,6 +147,7 @@ static void test_cues(const vocab *v)
     CHECK_NEAR(run.cues[TURN_CUE_BASS], 0, 0);
     CHECK_NEAR(run.cues[TURN_CUE_TRIAD], 0, 0);
     CHECK_INT(turn_verdict(&run, &r), 800);
+    CHECK_INT(turn_verdict(&run, &eager), 300); /* a bias below 0 answers the breath too */
     /* its odds with the cadence's cues: the cues alone do not end it at 300 ms */
     memcpy(run.cues, cadence.cues, sizeof run.cues);
     CHECK(turn_verdict(&run, &r) > 300);
