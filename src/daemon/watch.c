@@ -57,7 +57,8 @@ static const char *json_string(const char *s, char *buf, size_t len)
 #define KNOB_KEY(KEY, CLI, KIND, FIELD, DEF, LO, HI, ARG, APPLY, HELP) KEY,
 static void knob_values(const config *c, char *buf, size_t len, size_t *used)
 {
-    static const char *const knobs[] = { PLAY_KNOB_OPTIONS(KNOB_KEY) "temperature", "phrase_end", "mode", "sync" };
+    static const char *const knobs[] = { PLAY_KNOB_OPTIONS(KNOB_KEY) "temperature", "phrase_end",
+                                         "phrase_end_bias", "mode", "sync" };
     char value[CONFIG_STR_MAX], quoted[2 * CONFIG_STR_MAX];
     for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
         const option_def *o = config_find(knobs[i]);
