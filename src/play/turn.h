@@ -118,9 +118,9 @@ void turn_odds_read(turn_odds *o, const vocab *v, const float *logits);
  * TURN_MOMENTS_MS before max_ms at which the weighted cues and log-odds of
  * P(at rest | no note yet) pass that moment's threshold plus r->bias; with
  * r->probe and o->have_probe, the probe's rule (the weights and thresholds
- * fitted with it).  Else the odds' rule, min_ms..max_ms: the first moment at which P(at rest | no note
- * yet) = survive[steps] / survive[that moment], times the hold's factor,
- * reaches r->rest.  Neither: r->max_ms (the silence rule decides). */
+ * fitted with it).  Else the odds' rule, min_ms..max_ms: the first moment
+ * at which P(at rest | no note yet) = survive[steps] / survive[that
+ * moment], times the hold's factor, reaches r->rest.  Neither: r->max_ms (the silence rule decides). */
 int turn_verdict(const turn_odds *o, const turn_rule *r);
 
 #endif

@@ -87,8 +87,8 @@ def status_value(st, key):
 
 
 def play_live(msgs, bias):
-    sv = Service("model=" + MODEL, "phrase_end=auto", "phrase_end_bias=%g" % bias, "phrase_silence_ms=800", "candidates=1",
-                 "response_seconds=1", "midi_thru=no", "seed=3", output="none")
+    sv = Service("model=" + MODEL, "phrase_end=auto", "phrase_end_bias=%g" % bias, "phrase_silence_ms=800",
+                 "candidates=1", "response_seconds=1", "midi_thru=no", "seed=3", output="none")
     try:
         t0 = time.monotonic() + 0.2
         for t, b in msgs:
@@ -112,7 +112,8 @@ def one(path, tmp, bias=0.0):
     st = play_live(msgs, bias)
     got = status_value(st, "responses")
     check(status_value(st, "phrase_end_bias") == bias, "status gives phrase_end_bias=%g: %s" % (bias, st))
-    print("%s (phrase_end_bias %g): the benchmark:\n%s  serve: responses=%s barge_ins=%s judged_early=%s answer_delay_ms p50=%s max=%s"
+    print("%s (phrase_end_bias %g): the benchmark:\n%s  serve: responses=%s barge_ins=%s judged_early=%s "
+          "answer_delay_ms p50=%s max=%s"
           % (path, bias, text, got, status_value(st, "barge_ins"), status_value(st, "judged_early"),
              status_value(st, "answer_delay_ms_p50"), status_value(st, "answer_delay_ms_max")))
     check(got == answers, "%s: serve answered %s times, the benchmark %d" % (path, got, answers))
@@ -131,7 +132,11 @@ with open(SPLIT) as f:
     rows = [r for r in csv.reader(f, delimiter="\t") if r and r[0] == "valid"]
 paths = [os.path.join(ASAP, r[3]) for r in rows[:PERFORMANCES]]
 with tempfile.TemporaryDirectory() as tmp:
-    early = [(d[0], p) for p, d in ((p, one(p, tmp)) for p in paths) if len(d) == 1 and d[0] < 800 - TOLERANCE_MS]
+    early = []                  # (delay, path): the ends answered sooner than the silence rule
+    for p in paths:
+        d = one(p, tmp)
+        if len(d) == 1 and d[0] < 800 - TOLERANCE_MS:
+            early.append((d[0], p))
     check(early, "an end of these performances answered sooner than the silence rule, to try the bias on")
     if early:
         at, p = early[0]
