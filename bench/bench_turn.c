@@ -16,7 +16,8 @@
  *       phrase_end_bias X added to their thresholds, and the odds' rule (rest, hold, min-ms)
  *   bench_turn answers MIDI [--model PATH] [--silence-ms MS] [--bias X]
  *       one performance heard and judged by the shipped rule (auto): when each answer
- *       starts (for tests/model/test_phrase_end_live.py, which plays it into serve)
+ *       starts, and how sure the rule was (turn_margin, as serve's status gives it; for
+ *       tests/model/test_phrase_end_live.py, which plays it into serve)
  *
  * A real end: the end of a performance, or a silence (nothing held, pedal up) of 2 s or
  * more; a pause: one shorter, ended by a note.  An answer starts when the rule's deadline
@@ -425,22 +426,28 @@ typedef struct outcome {
     double  minutes;
 } outcome;
 
+/* The odds serve's prepare read at silence X, as kept. */
+static void odds_of(const store *st, const silence *x, turn_odds *o)
+{
+    o->steps = st->steps;
+    o->step_ms = st->step_ms;
+    for (int k = 0; k <= TURN_MAX_STEPS; k++)
+        o->survive[k] = x->survive[k];
+    o->onset_age = x->last_len + PREPARE_S;     /* read at the prepare, as serve does */
+    o->have_cues = x->have_cues;
+    for (int k = 0; k < TURN_CUES; k++)
+        o->cues[k] = x->cues[k];
+    o->have_probe = x->have_probe;
+    o->probe[0] = x->probe[0];
+    o->probe[1] = x->probe[1];
+}
+
 /* The answer's start (s) in silence X under rule R, or INFINITY when the
  * player's next message comes first. */
 static double answer_at(const store *st, const silence *x, const turn_rule *r)
 {
     turn_odds o;
-    o.steps = st->steps;
-    o.step_ms = st->step_ms;
-    for (int k = 0; k <= TURN_MAX_STEPS; k++)
-        o.survive[k] = x->survive[k];
-    o.onset_age = x->last_len + PREPARE_S;     /* read at the prepare, as serve does */
-    o.have_cues = x->have_cues;
-    for (int k = 0; k < TURN_CUES; k++)
-        o.cues[k] = x->cues[k];
-    o.have_probe = x->have_probe;
-    o.probe[0] = x->probe[0];
-    o.probe[1] = x->probe[1];
+    odds_of(st, x, &o);
     int ms = turn_verdict(&o, r);
     double at = x->start + (ms < PREPARE_S * 1000 ? PREPARE_S : ms / 1000.0);
     return at < x->next ? at : INFINITY;
@@ -631,10 +638,19 @@ static int cmd_answers(int argc, char **argv)
         notes = x->notes;
         answers++;
         barge_ins += x->next_note - at < BARGE_S;
-        printf("answer %d at %.3f s: %.0f ms after the release at %.3f s%s\n", answers, at,
-               (at - x->quiet_start) * 1000, x->quiet_start, x->next_note - at < BARGE_S ? " (barge-in)" : "");
+        turn_odds o;
+        odds_of(&st, x, &o);
+        printf("answer %d at %.3f s: %.0f ms after the release at %.3f s, margin %+.2f%s\n", answers, at,
+               (at - x->quiet_start) * 1000, x->quiet_start, turn_margin(&o, &r),
+               x->next_note - at < BARGE_S ? " (barge-in)" : "");
     }
-    printf("answers=%d barge_ins=%d\n", answers, barge_ins);
+    double last = NAN;          /* the last silence judged: serve's status gives it */
+    if (st.n > 0) {
+        turn_odds o;
+        odds_of(&st, &st.s[st.n - 1], &o);
+        last = turn_margin(&o, &r);
+    }
+    printf("answers=%d barge_ins=%d last_margin=%+.2f\n", answers, barge_ins, last);
     store_free(&st);
     return 0;
 }

@@ -2,6 +2,7 @@
 #include "daemon/commands.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,19 +52,22 @@ static void status_knobs(const config *c, char *reply, size_t len)
 
 /* The phrase end: how it is decided (and auto's bias), the answers' delay
  * from the player's last release to their first note (phrases ended by
- * silence or a verdict), the verdicts taken (sooner than the silence rule), the
+ * silence or a verdict), the verdicts taken (sooner than the silence rule),
+ * how sure the last one was (turn_margin: what phrase_end_bias it passed), the
  * barge-ins (the player played within 2 s of such an answer's start). */
 static void status_turn(service *sv, int64_t *tmp, char *reply, size_t len)
 {
-    char delay[256], how[16];
+    char delay[256], how[16], margin[32] = "none";
+    if (sv->cont.have_margin && !isnan(sv->cont.margin))
+        snprintf(margin, sizeof margin, "%+.2f", sv->cont.margin);
     size_t d = sv->n_delay < LAT_SAMPLES ? sv->n_delay : LAT_SAMPLES, used = strlen(reply);
     memcpy(tmp, sv->delay_ns, d * sizeof *tmp);
     percentiles(delay, sizeof delay, "answer_delay_ms", tmp, d, 1e6);
     if (used < len)
         snprintf(reply + used, len - used, " phrase_end=%s phrase_end_bias=%g%s judged=%" PRIu64
-                 " judged_early=%" PRIu64 " barge_ins=%" PRIu64,
+                 " judged_early=%" PRIu64 " phrase_end_margin=%s barge_ins=%" PRIu64,
                  config_format(&sv->cfg, config_find("phrase_end"), how, sizeof how), sv->cfg.phrase_end_bias,
-                 delay, sv->cont.judged, sv->cont.judged_early, sv->barge_ins);
+                 delay, sv->cont.judged, sv->cont.judged_early, margin, sv->barge_ins);
 }
 
 /* " model=FILE" (in quotes when it holds a space): the model file in use,

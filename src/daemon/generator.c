@@ -119,6 +119,7 @@ static void prepare(generator *g, gen_run *r, const gen_cmd *c)
         } else {
             gen_out v = { .id = c->id, .turn = 1 };
             v.ev.time = turn_verdict(&o, &c->turn) / 1000.0;
+            v.margin = (float)turn_margin(&o, &c->turn);
             push_out(g, &v);
         }
     }

@@ -138,26 +138,49 @@ void turn_ear_cues(const turn_ear *e, turn_odds *o)
     o->have_cues = 1;
 }
 
+/* The cue rule's score at moment M (0, 1) of TURN_MOMENTS_MS less the
+ * threshold it must pass there (phrase_end_bias included): > 0 passes.
+ * NAN when the moment is not judged (at or past max_ms, past the odds). */
+static double cue_margin(const turn_odds *o, const turn_rule *r, int m)
+{
+    static const int moments[2] = TURN_MOMENTS_MS;
+    int probe = r->probe && o->have_probe, k = moments[m] / o->step_ms;
+    if (moments[m] >= r->max_ms || k > o->steps)
+        return NAN;
+    const double *w = (probe ? turn_fit_probe_cues : turn_fit_cues)[m];
+    double p = o->survive[o->steps] / (o->survive[k] > 1e-12 ? o->survive[k] : 1e-12);
+    p = p < 1e-6 ? 1e-6 : p > 1 - 1e-6 ? 1 - 1e-6 : p;
+    double score = w[TURN_CUES] * log(p / (1 - p)) + w[TURN_CUES + 1] + (probe ? o->probe[m] : 0);
+    for (int i = 0; i < TURN_CUES; i++)
+        score += w[i] * o->cues[i];
+    return score - ((probe ? r->th_probe : r->th)[m] + r->bias);
+}
+
 static int cue_verdict(const turn_odds *o, const turn_rule *r)
 {
     static const int moments[2] = TURN_MOMENTS_MS;
-    int probe = r->probe && o->have_probe;
-    const double(*weights)[TURN_CUES + 2] = probe ? turn_fit_probe_cues : turn_fit_cues;
-    const double *th = probe ? r->th_probe : r->th;
     for (int m = 0; m < 2; m++) {
-        int k = moments[m] / o->step_ms;
-        if (moments[m] >= r->max_ms || k > o->steps)
+        double d = cue_margin(o, r, m);
+        if (isnan(d))
             break;
-        double p = o->survive[o->steps] / (o->survive[k] > 1e-12 ? o->survive[k] : 1e-12);
-        p = p < 1e-6 ? 1e-6 : p > 1 - 1e-6 ? 1 - 1e-6 : p;
-        const double *w = weights[m];
-        double score = w[TURN_CUES] * log(p / (1 - p)) + w[TURN_CUES + 1] + (probe ? o->probe[m] : 0);
-        for (int i = 0; i < TURN_CUES; i++)
-            score += w[i] * o->cues[i];
-        if (score > th[m] + r->bias)
+        if (d > 0)
             return moments[m];
     }
     return r->max_ms;
+}
+
+double turn_margin(const turn_odds *o, const turn_rule *r)
+{
+    if (!r->cues || !o->have_cues || o->steps <= 0 || o->step_ms <= 0)
+        return NAN;
+    double best = NAN;
+    for (int m = 0; m < 2; m++) {
+        double d = cue_margin(o, r, m);
+        if (isnan(d))
+            break;
+        best = isnan(best) || d > best ? d : best;
+    }
+    return best;
 }
 
 turn_rule turn_rule_cues(int max_ms)

@@ -10,9 +10,11 @@ file through its FIFO in real time.  Its status must show as many answers
 and barge-ins, each answer's delay from the player's last release within
 TOLERANCE_MS of the benchmark's (its first note, 11 ms or less after the
 verdict, included), and a verdict taken for each answer sooner than the
-silence rule's.  Then the first performance again with phrase_end_bias =
-BIAS: the benchmark's verdict must move (a surer end asked for), and
-`serve`'s with it.
+silence rule's; and its status must say how sure the rule was of the last
+silence (phrase_end_margin) as the benchmark does, within MARGIN_TOL.
+Then the first performance again with phrase_end_bias = BIAS: the
+benchmark's verdict must move (a surer end asked for), `serve`'s with it,
+and `serve`'s margin must fall by BIAS.
 """
 import csv
 import os
@@ -29,6 +31,7 @@ from servetest import Service, check, done, sanitized  # noqa: E402
 
 EXCERPT_S = 10.0
 TOLERANCE_MS = 50
+MARGIN_TOL = 0.25               # log-odds: serve hears the time line in real time (its 10 ms steps may fall apart)
 PERFORMANCES = 2
 BIAS = 3.0
 BENCH_TURN = os.path.join(os.environ["CONTINUO_BUILD"], "bench", "bench_turn")
@@ -77,12 +80,13 @@ def bench_answers(path, bias):
                        capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, "bench_turn answers: %s" % r.stderr[-2000:])
     delays = [float(x) for x in re.findall(r": (\d+) ms after the release", r.stdout)]
-    m = re.search(r"answers=(\d+) barge_ins=(\d+)", r.stdout)
-    return delays, int(m.group(1)) if m else -1, int(m.group(2)) if m else -1, r.stdout
+    m = re.search(r"answers=(\d+) barge_ins=(\d+) last_margin=([-+]?[0-9.]+)", r.stdout)
+    check(m is not None, "bench_turn answers gives its summary: %s" % r.stdout[-500:])
+    return delays, int(m.group(1)), int(m.group(2)), float(m.group(3)), r.stdout
 
 
 def status_value(st, key):
-    m = re.search(r"\b%s=(-?[0-9.]+)" % key, st)
+    m = re.search(r"\b%s=([-+]?[0-9.]+)" % key, st)
     return float(m.group(1)) if m else None
 
 
@@ -108,14 +112,15 @@ def play_live(msgs, bias):
 def one(path, tmp, bias=0.0):
     ex = os.path.join(tmp, os.path.basename(path))
     msgs = excerpt(path, ex)
-    delays, answers, barge, text = bench_answers(ex, bias)
+    delays, answers, barge, margin, text = bench_answers(ex, bias)
     st = play_live(msgs, bias)
     got = status_value(st, "responses")
     check(status_value(st, "phrase_end_bias") == bias, "status gives phrase_end_bias=%g: %s" % (bias, st))
     print("%s (phrase_end_bias %g): the benchmark:\n%s  serve: responses=%s barge_ins=%s judged_early=%s "
-          "answer_delay_ms p50=%s max=%s"
+          "answer_delay_ms p50=%s max=%s phrase_end_margin=%s"
           % (path, bias, text, got, status_value(st, "barge_ins"), status_value(st, "judged_early"),
-             status_value(st, "answer_delay_ms_p50"), status_value(st, "answer_delay_ms_max")))
+             status_value(st, "answer_delay_ms_p50"), status_value(st, "answer_delay_ms_max"),
+             status_value(st, "phrase_end_margin")))
     check(got == answers, "%s: serve answered %s times, the benchmark %d" % (path, got, answers))
     check(status_value(st, "barge_ins") == barge, "%s: barge-ins as the benchmark's (%d)" % (path, barge))
     if answers == 1 and delays:
@@ -125,22 +130,28 @@ def one(path, tmp, bias=0.0):
               % (path, live, delays[0], TOLERANCE_MS))
         if delays[0] < 800 - TOLERANCE_MS:
             check(status_value(st, "judged_early") >= 1, "%s: judged sooner than the silence rule" % path)
-    return delays
+    live_margin = status_value(st, "phrase_end_margin")
+    check(live_margin is not None and abs(live_margin - margin) <= MARGIN_TOL,
+          "%s: serve's margin of the last silence %s, the benchmark's %+.2f (within %g)"
+          % (path, live_margin, margin, MARGIN_TOL))
+    return delays, live_margin
 
 
 with open(SPLIT) as f:
     rows = [r for r in csv.reader(f, delimiter="\t") if r and r[0] == "valid"]
 paths = [os.path.join(ASAP, r[3]) for r in rows[:PERFORMANCES]]
 with tempfile.TemporaryDirectory() as tmp:
-    early = []                  # (delay, path): the ends answered sooner than the silence rule
+    early = []                  # (delay, margin, path): the ends answered sooner than the silence rule
     for p in paths:
-        d = one(p, tmp)
+        d, margin = one(p, tmp)
         if len(d) == 1 and d[0] < 800 - TOLERANCE_MS:
-            early.append((d[0], p))
+            early.append((d[0], margin, p))
     check(early, "an end of these performances answered sooner than the silence rule, to try the bias on")
     if early:
-        at, p = early[0]
-        later = one(p, tmp, BIAS)
+        at, margin, p = early[0]
+        later, surer = one(p, tmp, BIAS)
         check(len(later) == 1 and later[0] > at, "%s: phrase_end_bias %g answers later than 0 (%s against %.0f ms)"
               % (p, BIAS, later, at))
+        check(surer is not None and abs(surer - (margin - BIAS)) <= MARGIN_TOL,
+              "%s: the margin at phrase_end_bias %g is %s, %g less than at 0 (%+.2f)" % (p, BIAS, surer, BIAS, margin))
 done()

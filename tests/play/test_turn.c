@@ -132,8 +132,20 @@ static void test_cues(const vocab *v)
     eager.bias = -50;
     CHECK_INT(turn_verdict(&cadence, &sure), 800);
     CHECK_INT(turn_verdict(&cadence, &eager), 300);
+    /* how sure (ctl status's phrase_end_margin): above 0 it passed, and a
+     * bias moves it by as much; a bias just above it leaves the silence to
+     * the silence rule */
+    double margin = turn_margin(&cadence, &r);
+    CHECK(margin > 0);
+    CHECK_NEAR(turn_margin(&cadence, &sure), margin - 50, 1e-9);
+    sure.bias = margin + 0.01;
+    CHECK_INT(turn_verdict(&cadence, &sure), 800);
+    CHECK(turn_margin(&cadence, &sure) < 0);
+    sure.bias = margin - 0.01;
+    CHECK(turn_verdict(&cadence, &sure) < 800);
     r.max_ms = 250;                             /* the moments past the latest are not asked */
     CHECK_INT(turn_verdict(&cadence, &r), 250);
+    CHECK(isnan(turn_margin(&cadence, &r)));
     r.max_ms = 800;
 
     /* the run ends on a short D, released at 3.95 s: a breath; the model
@@ -159,6 +171,7 @@ static void test_cues(const vocab *v)
     turn_ear_cues(&e, &cadence);
     CHECK(!cadence.have_cues);
     CHECK_INT(turn_verdict(&cadence, &r), 800);
+    CHECK(isnan(turn_margin(&cadence, &r)));
 }
 
 /* The probe (turn_fit.h): read for the vocabulary it was fitted on, from
