@@ -58,7 +58,7 @@ static void status_knobs(const config *c, char *reply, size_t len)
 static void status_turn(service *sv, int64_t *tmp, char *reply, size_t len)
 {
     char delay[256], how[16], margin[32] = "none";
-    if (sv->cfg.phrase_end == PHRASE_END_AUTO && sv->cont.have_margin && !isnan(sv->cont.margin))
+    if (sv->cfg.phrase_end == PHRASE_END_AUTO && !isnan(sv->cont.margin))
         snprintf(margin, sizeof margin, "%+.2f", sv->cont.margin);
     size_t d = sv->n_delay < LAT_SAMPLES ? sv->n_delay : LAT_SAMPLES, used = strlen(reply);
     memcpy(tmp, sv->delay_ns, d * sizeof *tmp);

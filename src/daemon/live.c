@@ -277,7 +277,6 @@ static void take_verdict(service *sv, const gen_out *o)
     if (o->id != c->prepare_id || sv->cfg.phrase_end != PHRASE_END_AUTO)
         return;
     int64_t end = c->prepared_for + (int64_t)(o->ev.time * NS + 0.5);
-    c->have_margin = 1;
     c->margin = o->margin;
     phrase_judge(&sv->phrase, c->prepared_for, end);
     if (sv->phrase.judged_for == c->prepared_for && sv->phrase.judged_end == end) {

@@ -231,6 +231,7 @@ static void init_service(service *sv, const config *cfg, const char *config_path
     link_sync_init(&sv->link);
     sv->cont.end = INT64_MAX;
     sv->cont.anchor_pos = -1;
+    sv->cont.margin = NAN;          /* no verdict yet */
     note_table_clear(&sv->thru);
 }
 

@@ -156,31 +156,30 @@ static double cue_margin(const turn_odds *o, const turn_rule *r, int m)
     return score - ((probe ? r->th_probe : r->th)[m] + r->bias);
 }
 
-static int cue_verdict(const turn_odds *o, const turn_rule *r)
+/* The cue rule over the moments before max_ms: the first at which the
+ * score passes (else max_ms), and in *MARGIN the most any passed by. */
+static int cue_judge(const turn_odds *o, const turn_rule *r, double *margin)
 {
     static const int moments[2] = TURN_MOMENTS_MS;
+    int at = r->max_ms;
+    *margin = NAN;
     for (int m = 0; m < 2; m++) {
         double d = cue_margin(o, r, m);
         if (isnan(d))
             break;
-        if (d > 0)
-            return moments[m];
+        if (d > 0 && at == r->max_ms)
+            at = moments[m];
+        *margin = isnan(*margin) || d > *margin ? d : *margin;
     }
-    return r->max_ms;
+    return at;
 }
 
 double turn_margin(const turn_odds *o, const turn_rule *r)
 {
-    if (!r->cues || !o->have_cues || o->steps <= 0 || o->step_ms <= 0)
-        return NAN;
-    double best = NAN;
-    for (int m = 0; m < 2; m++) {
-        double d = cue_margin(o, r, m);
-        if (isnan(d))
-            break;
-        best = isnan(best) || d > best ? d : best;
-    }
-    return best;
+    double margin = NAN;
+    if (r->cues && o->have_cues && o->steps > 0 && o->step_ms > 0)
+        cue_judge(o, r, &margin);
+    return margin;
 }
 
 turn_rule turn_rule_cues(int max_ms)
@@ -202,7 +201,7 @@ int turn_verdict(const turn_odds *o, const turn_rule *r)
     if (o->steps <= 0 || o->step_ms <= 0)
         return r->max_ms;
     if (r->cues)
-        return o->have_cues ? cue_verdict(o, r) : r->max_ms;
+        return o->have_cues ? cue_judge(o, r, &(double){ 0 }) : r->max_ms;
     if (r->rest > 1.0)
         return r->max_ms;
     int k = r->min_ms > 0 ? (r->min_ms + o->step_ms - 1) / o->step_ms : 0;
