@@ -12,10 +12,11 @@ const HEAD_COLOURS = ["#e8596b", "#62d2a2", "#b78cf2", "#f2d35c", "#5cc8f2", "#f
 const notes = new Map();                // id -> {id, who, pitch, vel, on, off}
 const byPitch = { player: new Map(), model: new Map() };   // pitch -> open note
 const attention = [];                   // {from: id, to: id, head, weight}
-const marks = [];                       // {t, kind}
+const marks = [];                       // {t, kind, label}
 let clock = { t: 0, at: performance.now() / 1000 };   // session time at a moment of the page
 let settings = {};
 let heads = 0;
+let unnamed = 0;                        // notes without an id so far
 const answers = new Map();              // answer number -> {phrase: [notes], notes: [notes]}
 let phrase = [], answer = null;         // the player's notes since the last answer; the answer playing
 
@@ -31,8 +32,10 @@ function onNote(f) {
   if (f.on) {
     const open = side.get(f.pitch);
     if (open && open.off === null) open.off = f.t;
-    const n = { id: f.id, who: f.who, pitch: f.pitch, vel: f.vel, on: f.t, off: null };
-    notes.set(f.id, n);
+    // A replayed take's notes have no id (they are not in the context as
+    // these notes): each gets one of the page's own, so none hides another.
+    const n = { id: f.id || "r" + ++unnamed, who: f.who, pitch: f.pitch, vel: f.vel, on: f.t, off: null };
+    notes.set(n.id, n);
     side.set(f.pitch, n);
     if (f.who === "player") phrase.push(n);
     else if (answer) answer.notes.push(n);
@@ -62,7 +65,12 @@ function onFrame(f) {
       settings[f.key] = f.value;
       showKnob(f.key, f.value);
       break;
-    case "phrase_end": marks.push({ t: f.t, kind: "end" }); break;
+    case "phrase_end": {
+      const label = turnText(f);
+      marks.push({ t: f.t, kind: "end", label });
+      document.getElementById("turn").textContent = "phrase end: " + label;
+      break;
+    }
     case "answer":
       marks.push({ t: f.t, kind: "answer" });
       answer = { phrase, notes: [] };
@@ -74,6 +82,17 @@ function onFrame(f) {
     case "saved": refreshStatus(); break;
     case "dropped": say(f.frames + " frames dropped (this page fell behind)"); break;
   }
+}
+
+// How a phrase_end frame says the phrase ended: "300 ms, auto (+1.27)" (auto's
+// verdict, by the margin it passed), "800 ms, silence (auto -2.10)" (the
+// silence rule; auto's verdict, if it judged, missed by that), "hand-over",
+// "duet", "file played".
+function turnText(f) {
+  const other = { handover: "hand-over", duet: "duet", play: "file played" };
+  if (f.by !== "verdict" && f.by !== "silence") return other[f.by] || f.by || "";
+  const m = typeof f.margin === "number" ? (f.margin >= 0 ? "+" : "") + f.margin.toFixed(2) : null;
+  return f.after_ms + " ms, " + (f.by === "verdict" ? "auto (" + m + ")" : "silence" + (m ? " (auto " + m + ")" : ""));
 }
 
 function connect() {
@@ -100,6 +119,11 @@ function drawRoll() {
     g.strokeStyle = m.kind === "answer" ? "#7fd67f" : m.kind === "stop" ? "#e07b7b" : "#8890a0";
     g.setLineDash(m.kind === "end" ? [4, 4] : []);
     g.beginPath(); g.moveTo(x(m.t), 0); g.lineTo(x(m.t), H); g.stroke();
+    if (m.label) {
+      g.fillStyle = "#8890a0";
+      g.font = "11px sans-serif";
+      g.fillText(m.label, x(m.t) + 3, 12);
+    }
   }
   g.setLineDash([]);
   for (const n of notes.values()) {
@@ -158,6 +182,7 @@ const KNOBS = [
   { key: "pitch_temperature", label: "pitch temp.", min: 0.1, max: 4, step: 0.05 },
   { key: "motif", label: "motif", min: 0, max: 1, step: 0.05 },
   { key: "candidates", label: "candidates", min: 1, max: 8, step: 1 },
+  { key: "phrase_end_bias", label: "end bias", min: -5, max: 5, step: 0.1 },
 ];
 const KEYS = ["auto", "off", "C", "G", "D", "A", "E", "B", "F#", "F", "Bb", "Eb", "Ab", "Db",
               "a", "e", "b", "f#", "c#", "d", "g", "c", "f", "bb"];
@@ -198,8 +223,14 @@ function buildKnobs() {
   Object.assign(lock, { type: "checkbox", id: "knob-key_lock" });
   lock.addEventListener("change", () => send("set key_lock " + (lock.checked ? "yes" : "no")));
   form.appendChild(row("key lock", lock)[0]);
+  const end = document.createElement("select");
+  end.id = "knob-phrase_end";
+  for (const name of ["silence", "auto"]) end.add(new Option(name, name));
+  end.addEventListener("change", () => send("set phrase_end " + end.value));
+  form.appendChild(row("phrase end", end)[0]);
   showKnob("key", settings.key);
   showKnob("key_lock", settings.key_lock);
+  showKnob("phrase_end", settings.phrase_end);
 }
 
 function showKnob(key, value) {
@@ -298,6 +329,9 @@ function refreshStatus() {
     const [status, takes] = text.split("\n");
     document.getElementById("latency").textContent =
       "first note p50 " + (field(status, "latency_ms_p50") || "-") + " ms";
+    const delay = field(status, "answer_delay_ms_p50");
+    document.getElementById("answers").textContent = "answer delay p50 " +
+      (delay ? Math.round(parseFloat(delay)) : "-") + " ms, barge-ins " + (field(status, "barge_ins") || "0");
     document.getElementById("state").textContent = field(status, "state");
     const sync = field(status, "sync");
     showSync({ link: sync === "link", tempo: sync === "link" ? field(status, "link_tempo") : field(status, "tempo"),

@@ -2,6 +2,7 @@
 #include "daemon/live.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -137,17 +138,18 @@ int live_answer(service *sv, int64_t now, double at)
     return start_at(sv, now, 0, at);
 }
 
-void live_start(service *sv, int64_t now, int reroll)
+void live_start(service *sv, int64_t now, const char *why)
 {
-    if (reroll) {
-        sv->cont.replay_next = 0;   /* a re-roll samples the last phrase's answer again */
-        start_at(sv, now, 1, sv->cont.phrase_end_t);
-        return;
-    }
     sv->cont.phrase_end_t = session_time(sv, now);
     sv->cont.have_last_phrase = 1;
-    watch_mark(sv, "phrase_end", sv->cont.phrase_end_t, "");
+    watch_mark(sv, "phrase_end", sv->cont.phrase_end_t, why);
     live_answer(sv, now, sv->cont.phrase_end_t);
+}
+
+void live_reroll(service *sv, int64_t now)
+{
+    sv->cont.replay_next = 0;       /* a re-roll samples the last phrase's answer again */
+    start_at(sv, now, 1, sv->cont.phrase_end_t);
 }
 
 void service_panic(service *sv, int64_t now)
@@ -197,6 +199,8 @@ static void received_end(service *sv)
     for (int p = 0; p < 128; p++) {
         midi_msg off = { (uint8_t)(0x80 | (sv->cfg.model_channel - 1)), (uint8_t)p, 0, 3 };
         scheduler_push(&sv->sched, end, &off);
+        if (c->on_due[p])       /* its last note-on has had no note-off: the watchers' ends then */
+            watch_note(sv, 1, 0, p, 0, session_time(sv, end), 0);
     }
 }
 
@@ -365,16 +369,33 @@ int64_t live_hold_wake(const service *sv, int64_t wake)
     return c->anchor_pos >= 0 && wake >= c->start && wake < c->anchor_until ? c->anchor_until : wake;
 }
 
+/* Why the phrase whose silence began at RELEASE ends at NOW, for the
+ * watchers' phrase_end frame (docs/WATCH.md): by the silence rule or auto's
+ * verdict, how long after the release, and, when auto judged this silence,
+ * the verdict's margin (turn_margin). */
+static void phrase_end_why(const service *sv, int64_t now, int64_t release, char *buf, size_t len)
+{
+    const phrase *p = &sv->phrase;
+    int judged = sv->cfg.phrase_end == PHRASE_END_AUTO && p->judged_for == release && !isnan(sv->cont.margin);
+    int early = judged && p->judged_end < release + (int64_t)sv->cfg.phrase_silence_ms * 1000000;
+    int n = snprintf(buf, len, "\"by\":\"%s\",\"after_ms\":%.0f", early ? "verdict" : "silence",
+                     (double)(now - release) / 1e6);
+    if (judged && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, ",\"margin\":%.2f", sv->cont.margin);
+}
+
 /* A phrase ended: it is answered, if the transport lets it. */
 static void answer_phrase(service *sv, int64_t now)
 {
     int64_t release = sv->phrase.last_activity;
+    char why[96];
+    phrase_end_why(sv, now, release, why, sizeof why);
     sv->cont.answer_ready = sv->cont.prepared_for == release && sv->cont.prepare_id
                             && generator_ready(&sv->gen) == sv->cont.prepare_id;
     phrase_end(&sv->phrase);
     live_stop(sv, now);
     if (timeline_playing(sv)) {
-        live_start(sv, now, 0);
+        live_start(sv, now, why);
         sv->cont.release_ns = release;      /* for ctl status: the answer's delay, barge-ins */
         sv->cont.barge_open = 1;
     }
@@ -440,7 +461,7 @@ int live_due(service *sv, int64_t now, int64_t *wake)
         /* A duet goes on: a new continuation when the last one ended
          * (the model's end of sequence) or the mode just changed. */
         live_stop(sv, now);
-        live_start(sv, now, 0);
+        live_start(sv, now, "\"by\":\"duet\"");
         sv->duet_retry = now + NS / 10;     /* at most ten starts a second */
         return 1;
     }

@@ -65,9 +65,11 @@ typedef struct live_cont {
 
 /* The continuation is still going: being generated, queued or sounding. */
 int  service_responding(const struct service *sv);
-/* A continuation starts (the phrase ended at NOW, or REROLL: the last
- * phrase is answered again), timed by the config and the time line. */
-void live_start(struct service *sv, int64_t now, int reroll);
+/* A continuation starts, timed by the config and the time line: the phrase
+ * ended at NOW, WHY says how (the JSON members of the watchers' phrase_end
+ * frame, docs/WATCH.md); or, live_reroll, the last phrase is answered again. */
+void live_start(struct service *sv, int64_t now, const char *why);
+void live_reroll(struct service *sv, int64_t now);
 /* The phrase heard up to session time AT is answered, asked at NOW:
  * sampled, or after `replay N next` with take N.  Returns 0, or -1 when
  * the generator's ring is full (logged). */

@@ -92,11 +92,11 @@ void service_input(service *sv, const midi_msg *m, int64_t now, int64_t at)
         live_stop(sv, now);
         phrase_end(&sv->phrase);
         if (timeline_playing(sv))
-            live_start(sv, now, 0);
+            live_start(sv, now, "\"by\":\"handover\"");
     }
     if ((act & PHRASE_REROLL) && sv->cont.have_last_phrase && timeline_playing(sv)) {
         live_stop(sv, now);
-        live_start(sv, now, 1);
+        live_reroll(sv, now);
     }
     char why[128];
     if ((act & (PHRASE_REPLAY | PHRASE_PREVIOUS)) && !sv->cont.duet

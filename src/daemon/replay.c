@@ -86,7 +86,7 @@ int live_play_file(service *sv, const char *path, char *reply, size_t len)
     double shown = session_time(sv, now) - end;
     int heard_all = hear_file(sv, &f, base, shown) == 0;
     if (heard_all)
-        watch_mark(sv, "phrase_end", shown + end, "");
+        watch_mark(sv, "phrase_end", shown + end, "\"by\":\"play\"");
     if (!heard_all || live_answer(sv, now, base + end) < 0) {
         snprintf(reply, len, "error the generator is busy: %.3000s not played", path);
         goto done;

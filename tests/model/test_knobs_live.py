@@ -257,7 +257,11 @@ def main():
         unlocked = a[0] + a[1] + a[2] + a[5]
         check(any(n[2] % 12 not in C_MAJOR for n in unlocked),
               "the answers without the lock have notes outside C major")
-        same, why = same_notes(base, a[4], tolerance=0.02, releases=False)
+        # note for note: the same pitches and velocities at the same onsets, within 50 ms (the
+        # recording stamps each note as it goes out: a test machine running the guest tests
+        # beside this one once delayed a replayed note by more than 20 ms; the timing itself
+        # is bench_latency's to measure)
+        same, why = same_notes(base, a[4], tolerance=0.05, releases=False)
         check(same, "replay 1 plays the first answer note for note (%d notes against %d%s)"
               % (len(a[4]), len(base), "; " + why if why else ""))
         paired(d, primer, phrase)

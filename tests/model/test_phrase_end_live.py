@@ -11,7 +11,9 @@ and barge-ins, each answer's delay from the player's last release within
 TOLERANCE_MS of the benchmark's (its first note, 11 ms or less after the
 verdict, included), and a verdict taken for each answer sooner than the
 silence rule's; and its status must say how sure the rule was of the last
-silence (phrase_end_margin) as the benchmark does, within MARGIN_TOL.
+silence (phrase_end_margin) as the benchmark does, within MARGIN_TOL; a
+watcher (the view) is told the same in the phrase_end frame: by the
+verdict or the silence rule, after how long, with status's margin.
 Then the first performance again with phrase_end_bias = BIAS: the
 benchmark's verdict must move (a surer end asked for), `serve`'s with it,
 and `serve`'s margin must fall by BIAS.
@@ -28,6 +30,7 @@ import mido
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
 from servetest import Service, check, done, sanitized  # noqa: E402
+from watchclient import Watcher  # noqa: E402
 
 EXCERPT_S = 10.0
 TOLERANCE_MS = 50
@@ -94,6 +97,7 @@ def play_live(msgs, bias):
     sv = Service("model=" + MODEL, "phrase_end=auto", "phrase_end_bias=%g" % bias, "phrase_silence_ms=800",
                  "candidates=1", "response_seconds=1", "midi_thru=no", "seed=3", output="none")
     try:
+        w = Watcher(sv.sock)
         t0 = time.monotonic() + 0.2
         for t, b in msgs:
             left = t0 + t - time.monotonic()
@@ -102,9 +106,11 @@ def play_live(msgs, bias):
             sv.play(b)
         time.sleep(2.0)
         st = sv.request("status")
+        ends = [f for _, f in w.frames if f["type"] == "phrase_end"]
+        w.close()
         rc, _ = sv.stop()
         check(rc == 0, "clean exit: %r" % rc)
-        return st
+        return st, ends
     finally:
         sv.cleanup()
 
@@ -113,7 +119,7 @@ def one(path, tmp, bias=0.0):
     ex = os.path.join(tmp, os.path.basename(path))
     msgs = excerpt(path, ex)
     delays, answers, barge, margin, text = bench_answers(ex, bias)
-    st = play_live(msgs, bias)
+    st, ends = play_live(msgs, bias)
     got = status_value(st, "responses")
     check(status_value(st, "phrase_end_bias") == bias, "status gives phrase_end_bias=%g: %s" % (bias, st))
     print("%s (phrase_end_bias %g): the benchmark:\n%s  serve: responses=%s barge_ins=%s judged_early=%s "
@@ -130,6 +136,12 @@ def one(path, tmp, bias=0.0):
               % (path, live, delays[0], TOLERANCE_MS))
         if delays[0] < 800 - TOLERANCE_MS:
             check(status_value(st, "judged_early") >= 1, "%s: judged sooner than the silence rule" % path)
+        # the watchers (the view) are told the same: how, how long after the release, the margin
+        by = "verdict" if delays[0] < 800 - TOLERANCE_MS else "silence"
+        end = ends[-1] if ends else {}
+        check(len(ends) == 1 and end.get("by") == by and abs(end.get("after_ms", -1e9) - live) <= TOLERANCE_MS
+              and "%+.2f" % end.get("margin", float("nan")) == "%+.2f" % status_value(st, "phrase_end_margin"),
+              "%s: the phrase_end frame says %s, %s ms after the release, with status's margin: %s" % (path, by, live, end))
     live_margin = status_value(st, "phrase_end_margin")
     check(live_margin is not None and abs(live_margin - margin) <= MARGIN_TOL,
           "%s: serve's margin of the last silence %s, the benchmark's %+.2f (within %g)"

@@ -4,7 +4,8 @@
 A viewer (docs/WATCH.md) subscribes on the control socket and the player
 plays a phrase over the FIFO: the viewer gets a hello with the settings,
 the player's notes with ids and times as they are played, the phrase end,
-the model's answer with times after it, and for each of the model's
+the model's answer with times after it (each note it strikes ends with a
+note-off frame, those it leaves sounding at its end too), and for each of the model's
 note-ons an attention frame: one list per head of the model, pointing
 only at notes played before it (the player's, or the model's own earlier
 ones), with weights that are probabilities.  That holds for the
@@ -60,11 +61,25 @@ def check_answer(w, since, what, pitches):
     check(all(a["t"] <= b["t"] for a, b in zip(player, player[1:])), f"{what}: the player's notes in time order")
     ends = [f for f in frames if f["type"] == "phrase_end"]
     check(len(ends) == 1 and ends[0]["t"] >= player[-1]["t"], f"{what}: one phrase end, after the last note")
+    how = {k: v for k, v in ends[0].items() if k in ("by", "after_ms", "margin")} if ends else {}
+    if what == "ctl play":
+        said = how == {"by": "play"}
+    else:
+        said = how.get("by") == "silence" and SILENCE_MS <= how.get("after_ms", 0) < SILENCE_MS + 100
+    check(said and "margin" not in how, f"{what}: the phrase end says how it ended (the silence rule after "
+          f"{SILENCE_MS} ms, or the file's end; no verdict's margin with phrase_end = silence): {how}")
     model = [f for f in frames if f["type"] == "note" and f["who"] == "model" and f["on"]]
     # an answer of 2 s may be a chord and a held note: what matters is that it comes, with its attention
     check(len(model) >= 1, f"{what}: the model's answer comes ({len(model)} note-ons)")
     check(ends and all(f["t"] >= ends[0]["t"] for f in model), f"{what}: the answer's notes come after the phrase end")
     check(all(re.fullmatch(r"m\d+", f["id"]) for f in model), f"{what}: the model's note-ons have ids")
+    last = {}
+    for f in frames:
+        if f["type"] == "note" and f["who"] == "model":
+            last[f["pitch"]] = f
+    open_ = sorted(p for p, f in last.items() if f["on"])
+    check(not open_, f"{what}: each pitch the model struck ends with a note-off frame, those sounding at "
+          f"the answer's end included (left open: {open_})")
     att = {f["id"]: f for f in frames if f["type"] == "attention"}
     check(set(att) == {f["id"] for f in model}, f"{what}: one attention frame for each model note-on "
           f"({len(att)} for {len(model)})")

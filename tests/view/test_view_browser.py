@@ -7,7 +7,10 @@ time.  Checked in the page, as a user would see it: the player's notes
 appear within 200 ms of being played, the model's answer appears, its notes
 have attention lines to earlier notes, moving the density control changes
 the service's setting (`ctl get`), a take saved from the page holds the
-phrase and the answer's notes, a take replays from the page.  Checked
+phrase and the answer's notes, a take replays from the page (each of its
+notes on the roll, none left open when it is over), the page says
+how each phrase ended (the silence rule after 500 ms; with phrase_end set
+to auto from the page, the verdict's margin as `ctl status` gives it).  Checked
 from outside: 403 without the token, 403 for a request from another site,
 nothing listens but on loopback.  A screenshot of the page goes to
 $CONTINUO_VIEW_SHOT (docs/view.png when run by hand).
@@ -15,6 +18,7 @@ $CONTINUO_VIEW_SHOT (docs/view.png when run by hand).
 import base64
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -153,6 +157,53 @@ def check_page(page, sv):
     check(lines and lines > 0 and earlier, "attention lines from the model's notes to earlier notes")
 
 
+def turn_text(page):
+    return page.eval("document.getElementById('turn').textContent") or ""
+
+
+def check_turn(page, sv):
+    """The page says how the phrase ended: the first by the silence rule;
+    then phrase_end is set to auto from the page and the motif played
+    again: the page shows the verdict's margin, the one `ctl status` gives."""
+    first = turn_text(page)
+    m = re.fullmatch(r"phrase end: (\d+) ms, silence", first)
+    check(m is not None and 500 <= int(m.group(1)) < 600,
+          "the page says the first phrase ended by the silence rule, 500 ms after the release (%r)" % first)
+    page.eval("(() => { const k = document.getElementById('knob-phrase_end'); k.value = 'auto'; "
+              "k.dispatchEvent(new Event('change')); })()")
+    deadline = time.monotonic() + 3
+    got = ""
+    while time.monotonic() < deadline and "auto" not in got:
+        got = sv.request("get phrase_end")
+        time.sleep(0.05)
+    check("auto" in got, "the phrase end control set the service's phrase_end (%s)" % got)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and "state=listening" not in sv.request("status"):
+        time.sleep(0.1)
+    marks = page.eval("marks.filter(m => m.kind === 'end').length")
+    for pitch, vel, held in MOTIF:
+        sv.play([0x90, pitch, vel])
+        time.sleep(held)
+        sv.play([0x80, pitch, 0])
+    check(wait_for(page, "marks.filter(m => m.kind === 'end').length > %d" % marks, 5) is not None,
+          "the second phrase's end is on the page")
+    status = sv.request("status")
+    margin = re.search(r"phrase_end_margin=(\S+)", status).group(1)
+    text = turn_text(page)
+    label = page.eval("marks.filter(m => m.kind === 'end').pop().label")
+    print("the page: %r (the roll's mark: %r); ctl status: phrase_end_margin=%s" % (text, label, margin))
+    shown = r"phrase end: \d+ ms, (auto \(%s\)|silence \(auto %s\))" % (re.escape(margin), re.escape(margin))
+    check(margin != "none" and re.fullmatch(shown, text) is not None and text.endswith(label),
+          "the page shows how auto judged the phrase, with the margin status gives")
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and "state=listening" not in sv.request("status"):
+        time.sleep(0.1)
+    time.sleep(0.3)
+    left = page.eval("[...notes.values()].filter(n => n.who === 'model' && n.off === null).map(n => n.pitch)")
+    check(left == [], "no note of the model's is left open on the page once the answers are over, "
+          "the replayed take's included (%s)" % left)
+
+
 def check_controls(page, sv, tmp):
     page.eval("(() => { const k = document.getElementById('knob-density'); k.value = 1.75; "
               "k.dispatchEvent(new Event('change')); })()")
@@ -204,6 +255,7 @@ def main():
         page = Page(url, os.path.join(tmp, "profile"))
         check_page(page, sv)
         check_controls(page, sv, tmp)
+        check_turn(page, sv)
         shot = os.environ.get("CONTINUO_VIEW_SHOT", os.path.join(tmp, "view.png"))
         data = page.call("Page.captureScreenshot", format="png").get("data", "")
         with open(shot, "wb") as f:
