@@ -27,7 +27,10 @@ function say(text) { document.getElementById("message").textContent = text; }
 // ---- frames
 
 function onNote(f) {
-  clock = { t: Math.max(clock.t, f.t - 0.05), at: performance.now() / 1000 };
+  // The player's notes come as played; the model's up to the answer's lead
+  // (a replayed take's all at once) before they sound: only the first set
+  // the page's clock, or the roll would run ahead of the music.
+  if (f.who === "player") clock = { t: Math.max(clock.t, f.t - 0.05), at: performance.now() / 1000 };
   const side = byPitch[f.who];
   if (f.on) {
     const open = side.get(f.pitch);
@@ -78,7 +81,10 @@ function onFrame(f) {
       phrase = [];
       refreshStatus();
       break;
-    case "answer_stop": marks.push({ t: f.t, kind: "stop" }); break;
+    case "answer_stop":
+      marks.push({ t: f.t, kind: "stop" });
+      cutAnswer(f.t);
+      break;
     case "saved": refreshStatus(); break;
     case "dropped": say(f.frames + " frames dropped (this page fell behind)"); break;
   }
@@ -93,6 +99,65 @@ function turnText(f) {
   if (f.by !== "verdict" && f.by !== "silence") return other[f.by] || f.by || "";
   const m = typeof f.margin === "number" ? (f.margin >= 0 ? "+" : "") + f.margin.toFixed(2) : null;
   return f.after_ms + " ms, " + (f.by === "verdict" ? "auto (" + m + ")" : "silence" + (m ? " (auto " + m + ")" : ""));
+}
+
+// The answer was stopped at T (the player came back, panic, a stop): its
+// notes planned after T never sound, so they leave the roll and the take the
+// page would save (`ctl save-take` has the whole answer); those sounding then
+// end at T.
+function cutAnswer(t) {
+  for (const [id, n] of notes) {
+    if (n.who !== "model") continue;
+    if (n.on >= t) notes.delete(id);
+    else if (n.off === null || n.off > t) n.off = t;
+  }
+  if (answer) answer.notes = answer.notes.filter((n) => n.on < t);
+}
+
+// How a phrase_end frame says the phrase ended: "300 ms, auto (+1.27)" (auto's
+// verdict, by the margin it passed), "800 ms, silence (auto -2.10)" (the
+// silence rule; auto's verdict, if it judged, missed by that), "hand-over",
+// "duet", "file played".
+function turnText(f) {
+  const other = { handover: "hand-over", duet: "duet", play: "file played" };
+  if (f.by !== "verdict" && f.by !== "silence") return other[f.by] || f.by || "";
+  const m = typeof f.margin === "number" ? (f.margin >= 0 ? "+" : "") + f.margin.toFixed(2) : null;
+  return f.after_ms + " ms, " + (f.by === "verdict" ? "auto (" + m + ")" : "silence" + (m ? " (auto " + m + ")" : ""));
+}
+
+// The answer was stopped at T (the player came back, panic, a stop): its
+// notes planned after T never sound and leave the roll; those sounding then
+// are drawn ending at T.  Its take keeps them all, as the service's does.
+function cutAnswer(t) {
+  for (const [id, n] of notes) {
+    if (n.who !== "model") continue;
+    if (n.on >= t) notes.delete(id);
+    else if (n.off === null) n.off = t;
+    else if (n.off > t) n.cut = t;
+  }
+}
+
+// How a phrase_end frame says the phrase ended: "300 ms, auto (+1.27)" (auto's
+// verdict, by the margin it passed), "800 ms, silence (auto -2.10)" (the
+// silence rule; auto's verdict, if it judged, missed by that), "hand-over",
+// "duet", "file played".
+function turnText(f) {
+  const other = { handover: "hand-over", duet: "duet", play: "file played" };
+  if (f.by !== "verdict" && f.by !== "silence") return other[f.by] || f.by || "";
+  const m = typeof f.margin === "number" ? (f.margin >= 0 ? "+" : "") + f.margin.toFixed(2) : null;
+  return f.after_ms + " ms, " + (f.by === "verdict" ? "auto (" + m + ")" : "silence" + (m ? " (auto " + m + ")" : ""));
+}
+
+// The answer was stopped at T (the player came back, panic, a stop): its
+// notes planned after T never sound, so they leave the roll (and the answer
+// a take would save); those sounding then end at T.
+function cutAnswer(t) {
+  for (const [id, n] of notes) {
+    if (n.who !== "model") continue;
+    if (n.on >= t) notes.delete(id);
+    else if (n.off === null || n.off > t) n.off = t;
+  }
+  if (answer) answer.notes = answer.notes.filter((n) => n.on < t);
 }
 
 function connect() {

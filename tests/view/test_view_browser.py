@@ -10,7 +10,10 @@ the service's setting (`ctl get`), a take saved from the page holds the
 phrase and the answer's notes, a take replays from the page (each of its
 notes on the roll, none left open when it is over), the page says
 how each phrase ended (the silence rule after 500 ms; with phrase_end set
-to auto from the page, the verdict's margin as `ctl status` gives it).  Checked
+to auto from the page, the verdict's margin as `ctl status` gives it), and
+when the player plays into an answer, the page keeps only what sounded of
+it (on the roll, and in its take saved from the page) and counts the
+barge-in.  Checked
 from outside: 403 without the token, 403 for a request from another site,
 nothing listens but on loopback.  A screenshot of the page goes to
 $CONTINUO_VIEW_SHOT (docs/view.png when run by hand).
@@ -204,6 +207,46 @@ def check_turn(page, sv):
           "the replayed take's included (%s)" % left)
 
 
+def check_barge_in(page, sv):
+    """The player plays into an answer: it stops, and the page keeps only
+    what sounded of it (no note after the stop, none sounding past it) and
+    counts the barge-in as `ctl status` does."""
+    models = "[...notes.values()].filter(n => n.who === 'model' && n.on > %f).length"
+    t0 = page.eval("now()")
+    for pitch, vel, held in MOTIF:
+        sv.play([0x90, pitch, vel])
+        time.sleep(held)
+        sv.play([0x80, pitch, 0])
+    sounded = "[...notes.values()].filter(n => n.who === 'model' && n.on > %f && n.on < now() - 0.1).length" % t0
+    check(wait_for(page, sounded + " >= 1", 5) is not None, "an answer to the phrase sounds on the page")
+    k = page.eval("Math.max(...answers.keys())")
+    stops = "marks.filter(m => m.kind === 'stop')"
+    n_stops = page.eval(stops + ".length")
+    sv.play([0x90, 48, 90])
+    time.sleep(0.2)
+    sv.play([0x80, 48, 0])
+    check(wait_for(page, stops + ".length > %d" % n_stops, 3) is not None, "the answer's stop is on the page")
+    stop = page.eval(stops + ".pop().t")
+    after = page.eval("[...notes.values()].filter(n => n.who === 'model' && n.on > %f && "
+                      "(n.on >= %f || n.off === null || n.off > %f + 0.001)).length"
+                      % (t0, stop, stop))
+    heard = page.eval(models % t0)
+    print("barge-in: the answer stopped at %.3f s; %d of its notes on the page, %d past the stop" % (stop, heard, after))
+    check(after == 0 and heard >= 1, "the page keeps what sounded of the stopped answer, nothing past its stop")
+    saved = page.eval("Array.from(takeMidi(%d) || [])" % k)
+    with tempfile.NamedTemporaryFile(suffix=".mid") as f:
+        f.write(bytes(saved or []))
+        f.flush()
+        mf = mido.MidiFile(f.name)
+    ons = sum(1 for m in mf.tracks[-1] if m.type == "note_on" and m.velocity > 0)
+    check(ons == heard, "the stopped answer saved from the page holds what sounded of it (%d notes of %d)"
+          % (ons, heard))
+    check(wait_for(page, "document.getElementById('answers').textContent.includes('barge-ins 1')", 5) is not None,
+          "the page counts the barge-in (%r; ctl status: barge_ins=%s)"
+          % (page.eval("document.getElementById('answers').textContent"),
+             re.search(r"barge_ins=(\d+)", sv.request("status")).group(1)))
+
+
 def check_controls(page, sv, tmp):
     page.eval("(() => { const k = document.getElementById('knob-density'); k.value = 1.75; "
               "k.dispatchEvent(new Event('change')); })()")
@@ -256,6 +299,7 @@ def main():
         check_page(page, sv)
         check_controls(page, sv, tmp)
         check_turn(page, sv)
+        check_barge_in(page, sv)
         shot = os.environ.get("CONTINUO_VIEW_SHOT", os.path.join(tmp, "view.png"))
         data = page.call("Page.captureScreenshot", format="png").get("data", "")
         with open(shot, "wb") as f:
