@@ -114,52 +114,6 @@ function cutAnswer(t) {
   if (answer) answer.notes = answer.notes.filter((n) => n.on < t);
 }
 
-// How a phrase_end frame says the phrase ended: "300 ms, auto (+1.27)" (auto's
-// verdict, by the margin it passed), "800 ms, silence (auto -2.10)" (the
-// silence rule; auto's verdict, if it judged, missed by that), "hand-over",
-// "duet", "file played".
-function turnText(f) {
-  const other = { handover: "hand-over", duet: "duet", play: "file played" };
-  if (f.by !== "verdict" && f.by !== "silence") return other[f.by] || f.by || "";
-  const m = typeof f.margin === "number" ? (f.margin >= 0 ? "+" : "") + f.margin.toFixed(2) : null;
-  return f.after_ms + " ms, " + (f.by === "verdict" ? "auto (" + m + ")" : "silence" + (m ? " (auto " + m + ")" : ""));
-}
-
-// The answer was stopped at T (the player came back, panic, a stop): its
-// notes planned after T never sound and leave the roll; those sounding then
-// are drawn ending at T.  Its take keeps them all, as the service's does.
-function cutAnswer(t) {
-  for (const [id, n] of notes) {
-    if (n.who !== "model") continue;
-    if (n.on >= t) notes.delete(id);
-    else if (n.off === null) n.off = t;
-    else if (n.off > t) n.cut = t;
-  }
-}
-
-// How a phrase_end frame says the phrase ended: "300 ms, auto (+1.27)" (auto's
-// verdict, by the margin it passed), "800 ms, silence (auto -2.10)" (the
-// silence rule; auto's verdict, if it judged, missed by that), "hand-over",
-// "duet", "file played".
-function turnText(f) {
-  const other = { handover: "hand-over", duet: "duet", play: "file played" };
-  if (f.by !== "verdict" && f.by !== "silence") return other[f.by] || f.by || "";
-  const m = typeof f.margin === "number" ? (f.margin >= 0 ? "+" : "") + f.margin.toFixed(2) : null;
-  return f.after_ms + " ms, " + (f.by === "verdict" ? "auto (" + m + ")" : "silence" + (m ? " (auto " + m + ")" : ""));
-}
-
-// The answer was stopped at T (the player came back, panic, a stop): its
-// notes planned after T never sound, so they leave the roll (and the answer
-// a take would save); those sounding then end at T.
-function cutAnswer(t) {
-  for (const [id, n] of notes) {
-    if (n.who !== "model") continue;
-    if (n.on >= t) notes.delete(id);
-    else if (n.off === null || n.off > t) n.off = t;
-  }
-  if (answer) answer.notes = answer.notes.filter((n) => n.on < t);
-}
-
 function connect() {
   const es = new EventSource(q("/events"));
   const conn = document.getElementById("conn");

@@ -160,6 +160,19 @@ def check_page(page, sv):
     check(lines and lines > 0 and earlier, "attention lines from the model's notes to earlier notes")
 
 
+def set_from_page(page, sv, key, js_value, want):
+    """Sets KEY's control on the page to JS_VALUE as a user does (a change
+    event); `ctl get KEY` once it holds WANT, or after 3 s."""
+    page.eval("(() => { const k = document.getElementById('knob-%s'); k.value = %s; "
+              "k.dispatchEvent(new Event('change')); })()" % (key, js_value))
+    deadline = time.monotonic() + 3
+    got = ""
+    while time.monotonic() < deadline and want not in got:
+        got = sv.request("get " + key)
+        time.sleep(0.05)
+    return got
+
+
 def turn_text(page):
     return page.eval("document.getElementById('turn').textContent") or ""
 
@@ -172,13 +185,7 @@ def check_turn(page, sv):
     m = re.fullmatch(r"phrase end: (\d+) ms, silence", first)
     check(m is not None and 500 <= int(m.group(1)) < 600,
           "the page says the first phrase ended by the silence rule, 500 ms after the release (%r)" % first)
-    page.eval("(() => { const k = document.getElementById('knob-phrase_end'); k.value = 'auto'; "
-              "k.dispatchEvent(new Event('change')); })()")
-    deadline = time.monotonic() + 3
-    got = ""
-    while time.monotonic() < deadline and "auto" not in got:
-        got = sv.request("get phrase_end")
-        time.sleep(0.05)
+    got = set_from_page(page, sv, "phrase_end", "'auto'", "auto")
     check("auto" in got, "the phrase end control set the service's phrase_end (%s)" % got)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and "state=listening" not in sv.request("status"):
@@ -248,13 +255,7 @@ def check_barge_in(page, sv):
 
 
 def check_controls(page, sv, tmp):
-    page.eval("(() => { const k = document.getElementById('knob-density'); k.value = 1.75; "
-              "k.dispatchEvent(new Event('change')); })()")
-    deadline = time.monotonic() + 3
-    got = ""
-    while time.monotonic() < deadline and "1.75" not in got:
-        got = sv.request("get density")
-        time.sleep(0.05)
+    got = set_from_page(page, sv, "density", "1.75", "1.75")
     check("1.75" in got, "the density control set the service's density (%s)" % got)
     check(wait_for(page, "document.querySelectorAll('#takes button').length > 0", 5) is not None,
           "the take is listed on the page")
