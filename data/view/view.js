@@ -256,7 +256,10 @@ function showKnob(key, value) {
   const el = document.getElementById("knob-" + key);
   if (!el || value === undefined) return;
   if (el.type === "checkbox") el.checked = value === "yes" || value === "true" || value === true;
-  else if (el.tagName === "SELECT") { if (![...el.options].some((o) => o.value === value)) el.add(new Option(value, value)); el.value = value; }
+  else if (el.tagName === "SELECT") {
+    if (![...el.options].some((o) => o.value === value)) el.add(new Option(value, value));
+    el.value = value;
+  }
   else {
     const v = parseFloat(value);
     if (!Number.isNaN(v)) el.value = v;
