@@ -98,7 +98,8 @@ function turnText(f) {
   const other = { handover: "hand-over", duet: "duet", play: "file played" };
   if (f.by !== "verdict" && f.by !== "silence") return other[f.by] || f.by || "";
   const m = typeof f.margin === "number" ? (f.margin >= 0 ? "+" : "") + f.margin.toFixed(2) : null;
-  return f.after_ms + " ms, " + (f.by === "verdict" ? "auto (" + m + ")" : "silence" + (m ? " (auto " + m + ")" : ""));
+  if (f.by === "verdict") return f.after_ms + " ms, auto" + (m ? " (" + m + ")" : "");
+  return f.after_ms + " ms, silence" + (m ? " (auto " + m + ")" : "");
 }
 
 // The answer was stopped at T (the player came back, panic, a stop): its

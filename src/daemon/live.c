@@ -375,9 +375,9 @@ int64_t live_hold_wake(const service *sv, int64_t wake)
  * the verdict's margin (turn_margin; finite, or the frame would not be JSON). */
 static void phrase_end_why(const service *sv, int64_t now, int64_t release, char *buf, size_t len)
 {
-    const phrase *p = &sv->phrase;
-    int judged = sv->cfg.phrase_end == PHRASE_END_AUTO && p->judged_for == release && isfinite(sv->cont.margin);
-    int early = judged && p->judged_end < release + (int64_t)sv->cfg.phrase_silence_ms * 1000000;
+    int judged = sv->cfg.phrase_end == PHRASE_END_AUTO && sv->phrase.judged_for == release
+                 && isfinite(sv->cont.margin);
+    int early = phrase_deadline(&sv->phrase, &sv->cfg) < release + (int64_t)sv->cfg.phrase_silence_ms * 1000000;
     int n = snprintf(buf, len, "\"by\":\"%s\",\"after_ms\":%.0f", early ? "verdict" : "silence",
                      (double)(now - release) / 1e6);
     if (judged && n > 0 && (size_t)n < len)

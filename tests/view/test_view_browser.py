@@ -173,6 +173,13 @@ def set_from_page(page, sv, key, js_value, want):
     return got
 
 
+def wait_listening(sv, timeout=15):
+    """Until the service has no answer going (or TIMEOUT s)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and "state=listening" not in sv.request("status"):
+        time.sleep(0.1)
+
+
 def turn_text(page):
     return page.eval("document.getElementById('turn').textContent") or ""
 
@@ -187,14 +194,9 @@ def check_turn(page, sv):
           "the page says the first phrase ended by the silence rule, 500 ms after the release (%r)" % first)
     got = set_from_page(page, sv, "phrase_end", "'auto'", "auto")
     check("auto" in got, "the phrase end control set the service's phrase_end (%s)" % got)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and "state=listening" not in sv.request("status"):
-        time.sleep(0.1)
+    wait_listening(sv)
     marks = page.eval("marks.filter(m => m.kind === 'end').length")
-    for pitch, vel, held in MOTIF:
-        sv.play([0x90, pitch, vel])
-        time.sleep(held)
-        sv.play([0x80, pitch, 0])
+    sv.play_motif(MOTIF)
     check(wait_for(page, "marks.filter(m => m.kind === 'end').length > %d" % marks, 5) is not None,
           "the second phrase's end is on the page")
     status = sv.request("status")
@@ -205,9 +207,7 @@ def check_turn(page, sv):
     shown = r"phrase end: \d+ ms, (auto \(%s\)|silence \(auto %s\))" % (re.escape(margin), re.escape(margin))
     check(margin != "none" and re.fullmatch(shown, text) is not None and text.endswith(label),
           "the page shows how auto judged the phrase, with the margin status gives")
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and "state=listening" not in sv.request("status"):
-        time.sleep(0.1)
+    wait_listening(sv)
     time.sleep(0.3)
     left = page.eval("[...notes.values()].filter(n => n.who === 'model' && n.off === null).map(n => n.pitch)")
     check(left == [], "no note of the model's is left open on the page once the answers are over, "
@@ -220,10 +220,7 @@ def check_barge_in(page, sv):
     counts the barge-in as `ctl status` does."""
     models = "[...notes.values()].filter(n => n.who === 'model' && n.on > %f).length"
     t0 = page.eval("now()")
-    for pitch, vel, held in MOTIF:
-        sv.play([0x90, pitch, vel])
-        time.sleep(held)
-        sv.play([0x80, pitch, 0])
+    sv.play_motif(MOTIF)
     sounded = "[...notes.values()].filter(n => n.who === 'model' && n.on > %f && n.on < now() - 0.1).length" % t0
     check(wait_for(page, sounded + " >= 1", 5) is not None, "an answer to the phrase sounds on the page")
     k = page.eval("Math.max(...answers.keys())")
