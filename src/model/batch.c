@@ -141,9 +141,19 @@ void model_batch_adopt(model_batch *b, int i)
     copy_slots(s->v_cache, seq_layer(b->v_cache, c, i, 0), c, b->n[i]);
     memcpy(s->tokens, seq_tokens(b, i), sizeof(int) * (size_t)c->context);
     memcpy(s->logits, model_batch_logits(b, i), sizeof(float) * (size_t)c->vocab_size);
+    /* the attention behind those logits too: the home's next sample is
+     * drawn from them, and a watcher is owed its sources (docs/WATCH.md) */
+    int k = b->item[i];
+    int stepped = k >= 0 && k < b->step.n && b->seq[k] == i;
+    int fresh = stepped || (k < 0 && s->scores_version == b->origin[i]);
+    if (stepped)
+        memcpy(s->scores, b->step.scores + (size_t)k * (size_t)c->n_heads * (size_t)c->context,
+               sizeof(float) * (size_t)c->n_heads * (size_t)c->context);
     s->n = b->n[i];
     s->pos = b->pos[i];
     s->version++;
+    if (fresh)
+        s->scores_version = s->version;
     for (int k = 0; k < b->cap; k++)        /* the home's rows are no longer the forks' */
         b->forked[k] = 0;
 }

@@ -49,7 +49,8 @@ void model_batch_free(model_batch *b);
  * keys and values, and its logits (what the home would sample from next).
  * Copies what the cache holds, nothing is computed. */
 void model_batch_fork(model_batch *b, int i);
-/* The home becomes sequence I (the chosen candidate goes on from there). */
+/* The home becomes sequence I (the chosen candidate goes on from there),
+ * with the attention of its last step (model_state_scores). */
 void model_batch_adopt(model_batch *b, int i);
 
 /* Appends TOKENS[k] to sequence SEQS[k], for k < N (1 <= N <= cap, each

@@ -1,4 +1,5 @@
-/* test_fork.c: a candidate plays what a continuation with its seed plays alone, and the home chosen from them goes on as it did, on a tiny random model (no shipped model file). */
+/* test_fork.c: a candidate plays what a continuation with its seed plays alone, and the home chosen from them goes on as it did, its watchers' attention included, on a tiny random model (no shipped model file). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -13,9 +14,11 @@
 #define SECONDS  (2 * CANDIDATES_HORIZON_S)   /* hundreds of ids: far past the model's context of 8 */
 
 typedef struct take {
-    cont_event ev[MAX_EV];
-    int        n;
-    int        ids;         /* ids sampled on the way */
+    cont_event     ev[MAX_EV];
+    int            n;
+    int            ids;         /* ids sampled on the way */
+    note_attention heads[MAX_EV];   /* each note-on's, while watched (heads[i] for ev[i]) */
+    int            missing;     /* note-ons handed out without any */
 } take;
 
 static model        m;
@@ -36,7 +39,8 @@ static int hear_phrase(continuation *c, double *end)
 }
 
 /* A continuation over the model in MEMORY that has heard the phrase and
- * begun with SEED.  0, or -1. */
+ * begun with SEED, watched (serve with watchers: each note-on's sources
+ * kept).  0, or -1. */
 static int begun(continuation *c, model_memory memory, uint64_t seed)
 {
     double end;
@@ -44,6 +48,7 @@ static int begun(continuation *c, model_memory memory, uint64_t seed)
     play_default(&spec.play);
     if (continuation_init(c, &m, v, m.cfg.context, 1, memory, spec.play.max_note_ms / 1000.0, 0) != 0)
         return -1;
+    continuation_watch(c, 1);
     if (hear_phrase(c, &end) != 0 || continuation_begin(c, end, &spec) != 0) {
         continuation_free(c);
         return -1;
@@ -51,13 +56,21 @@ static int begun(continuation *c, model_memory memory, uint64_t seed)
     return 0;
 }
 
-/* Every event C hands out, to its end, into T. */
+/* Every event C hands out, to its end, into T, with each note-on's
+ * sources as serve's generator asks for them (as it hands the note out). */
 static int play_out(continuation *c, take *t)
 {
     int rc;
-    t->n = 0;
-    while (t->n < MAX_EV && (rc = continuation_next(c, &t->ev[t->n])) > 0)
+    t->n = t->missing = 0;
+    while (t->n < MAX_EV && (rc = continuation_next(c, &t->ev[t->n])) > 0) {
+        if (t->ev[t->n].kind == CONT_NOTE_ON) {
+            const note_attention *a = continuation_note_attention(c, t->ev[t->n].note);
+            if (a)
+                t->heads[t->n] = *a;
+            t->missing += !a;
+        }
         t->n++;
+    }
     t->ids = continuation_n_sampled(c);
     return t->n < MAX_EV && rc == 0 ? 0 : -1;
 }
@@ -73,6 +86,28 @@ static int same_events(const cont_event *a, int na, const cont_event *b, int nb)
     return 1;
 }
 
+/* The sources of the note-ons of A and B (events of the same music) are
+ * the same notes, with the same weights but for the rounding of a
+ * batched decode. */
+static int same_heads(const take *a, const take *b)
+{
+    for (int i = 0; i < a->n && i < b->n; i++) {
+        if (a->ev[i].kind != CONT_NOTE_ON)
+            continue;
+        const note_attention *x = &a->heads[i], *y = &b->heads[i];
+        if (x->note != y->note || x->n_heads != y->n_heads)
+            return 0;
+        for (int h = 0; h < x->n_heads; h++) {
+            if (x->n[h] != y->n[h])
+                return 0;
+            for (int j = 0; j < x->n[h]; j++)
+                if (x->src[h][j] != y->src[h][j] || fabsf(x->weight[h][j] - y->weight[h][j]) > 1e-4f)
+                    return 0;
+        }
+    }
+    return 1;
+}
+
 /* Alone: candidate I's seed played by a continuation of its own. */
 static void play_alone(model_memory memory, uint64_t seed, take *alone)
 {
@@ -82,6 +117,7 @@ static void play_alone(model_memory memory, uint64_t seed, take *alone)
         CHECK(begun(&c, memory, candidates_seed(seed, i)) == 0);
         CHECK(play_out(&c, &alone[i]) == 0);
         CHECK(continuation_end(&c) == 0);
+        CHECK(alone[i].missing == 0);
         continuation_free(&c);
     }
 }
@@ -122,6 +158,13 @@ static void check_forks(model_memory memory, uint64_t seed, int chosen, int step
     CHECK(candidates_choose(&k, chosen) == 0);
     CHECK(play_out(&home, &home_take) == 0);
     CHECK(prefix_of(home_take.ev, home_take.n, &alone[chosen], 1));
+    /* a watcher gets the sources of every note-on, those the candidate
+     * chose and those the home samples after it: the same as alone */
+    if (home_take.missing)
+        fprintf(stderr, "memory %s, seed %llu, steps %d: %d note-ons of the home chosen without sources\n",
+                model_memory_name(memory), (unsigned long long)seed, steps, home_take.missing);
+    CHECK(home_take.missing == 0);
+    CHECK(same_heads(&home_take, &alone[chosen]));
     CHECK(continuation_end(&home) == 0);
     candidates_free(&k);
     continuation_free(&home);
@@ -149,6 +192,7 @@ static void check_horizon(model_memory memory, uint64_t seed)
     }
     CHECK(play_out(&home, &home_take) == 0);
     CHECK(prefix_of(home_take.ev, home_take.n, &alone[best], 1));
+    CHECK(home_take.missing == 0 && same_heads(&home_take, &alone[best]));
     CHECK(continuation_end(&home) == 0);
     candidates_free(&k);
     continuation_free(&home);
