@@ -47,6 +47,7 @@ class Layout:
         self.velocity_base = self.time_shift_base + n_time_shifts
         assert self.velocity_base + n_velocity_bins == size, name
         self.pad_id = 0 if has_pad_eos else None
+        self.eos_id = 1 if has_pad_eos else None
 
 
 LAYOUTS = {
@@ -332,15 +333,28 @@ class Corpus:
     """All training sequences (each stretch factor's copy counts as its own
     sequence) and a sampler of random crops of context+1 tokens, drawn a
     whole batch at a time with NumPy (a batch of 128 crops of 513 events in
-    about a millisecond, so a GPU step does not wait for its data)."""
+    about a millisecond, so a GPU step does not wait for its data).
+
+    END_SHARE > 0 (a layout with EOS): each sequence ends with EOS, and
+    that share of the crops holds a performance's end, EOS in the crop's
+    last quarter, so the model learns when the music is over (a uniform
+    crop reaches the end about once in len/context draws: almost never).
+    After EOS a crop is PAD, masked."""
 
     def __init__(self, seqs: list, lay: Layout, context: int, transpose_max: int = 3,
-                 seed: int = 0):
+                 seed: int = 0, end_share: float = 0.0):
         self.lay = lay
         self.context = context
         self.transpose_max = transpose_max
         self.seed = seed
+        if end_share and lay.eos_id is None:
+            raise ValueError(f"end_share {end_share}: the layout {lay.name} has no EOS")
+        if not 0 <= end_share < 1:
+            raise ValueError(f"end_share {end_share}: a share of the crops, 0 <= x < 1")
+        self.end_share = float(end_share)
         keep = [np.asarray(s) for s in seqs if len(s) >= 2]
+        if end_share:
+            keep = [np.append(s, np.asarray(lay.eos_id, dtype=s.dtype)) for s in keep]
         if lay.pad_id is None:          # no PAD to fill short crops with
             keep = [s for s in keep if len(s) >= context + 1]
         if not keep:
@@ -363,6 +377,13 @@ class Corpus:
         idx = np.minimum(np.searchsorted(self.cdf, rng.random(n), side="right"), len(self.lens) - 1)
         room = np.maximum(self.lens[idx] - L + 1, 1)
         off = (rng.random(n) * room).astype(np.int64)
+        if self.end_share:
+            # these crops end the performance: EOS (its last id) at row place
+            # L-1-back, back uniform in 0 .. L/4 (a crop of a sequence shorter
+            # than that starts at its beginning)
+            end = rng.random(n) < self.end_share
+            back = (rng.random(n) * max(L // 4, 1)).astype(np.int64)
+            off = np.where(end, np.maximum(self.lens[idx] - L + back, 0), off)
         pos = self.starts[idx, None] + off[:, None] + np.arange(L)[None, :]
         rows = self.flat[pos].astype(np.int64)
         if self.lay.pad_id is not None:

@@ -47,6 +47,9 @@ DEFAULTS = {
         "vocab": "mt310",
         "stretches": list(data_mod.STRETCHES),
         "transpose": 3,           # random transposition by -T..+T semitones
+        "end_share": 0.0,         # share of crops that hold a performance's end, EOS after it
+                                  # (0: EOS is never seen; the phrase end's odds of the music
+                                  # being over then come from the 1 s time shift alone)
         "skip_bad": True,
         "encode_jobs": 1,
         "continuo": None,         # the continuo binary (default: $CONTINUO, build/continuo, PATH)
@@ -457,7 +460,7 @@ def load_data(run: Run) -> tuple:
     train_seqs, _ = data_mod.load_seqs([p for _, p in files["train"]], run.mcfg.vocab_name)
     valid_seqs, _ = data_mod.load_seqs(files["valid"], run.mcfg.vocab_name)
     corpus = data_mod.Corpus(train_seqs, run.lay, run.crop, int(cfg["data"]["transpose"]),
-                             seed=int(run.tcfg["seed"]))
+                             seed=int(run.tcfg["seed"]), end_share=float(cfg["data"].get("end_share", 0)))
     run.log(f"data: {len(corpus.seqs)} train sequences ({corpus.n_tokens} events over "
             f"{len(files['train'])} stretch factors), {len(valid_seqs)} valid sequences "
             f"({sum(len(s) for s in valid_seqs)} events)")

@@ -92,6 +92,34 @@ def test_crops():
     check(nt > 0, "some crops are transposed")
 
 
+def test_end_crops():
+    """end_share: that share of the crops hold a performance's end, its
+    last events then EOS in the crop's last quarter, PAD after; without it
+    EOS never appears, and a layout without EOS refuses it."""
+    lay = data.layout("mt310")
+    rng = np.random.default_rng(1)
+    seqs = [(lay.time_shift_base + rng.integers(0, 100, n)).astype(np.uint16) for n in (300, 2000, 5000)]
+    L = 65
+    plain = data.Corpus(seqs, lay, context=L - 1, transpose_max=0, seed=3)
+    rows = np.concatenate([plain.batch(s, 64) for s in range(20)])
+    check(not (rows == lay.eos_id).any(), "without end_share no crop holds EOS")
+    ends = data.Corpus(seqs, lay, context=L - 1, transpose_max=0, seed=3, end_share=0.25)
+    rows = np.concatenate([ends.batch(s, 64) for s in range(20)])
+    has = (rows == lay.eos_id).any(axis=1)
+    check(0.2 < has.mean() < 0.3, f"a quarter of the crops hold an end ({has.mean():.3f})")
+    ok = True
+    for row in rows[has]:
+        at = int(np.flatnonzero(row == lay.eos_id)[0])
+        ok &= at >= L - 1 - L // 4 and (row[at + 1:] == lay.pad_id).all()
+        ok &= any(np.array_equal(row[max(at - 40, 0):at], s[len(s) - min(at, 40):]) for s in seqs)
+    check(ok, "EOS in the crop's last quarter, after the sequence's own last events, PAD after it")
+    try:
+        data.Corpus(seqs, data.layout("prnn388"), context=L - 1, end_share=0.1)
+        check(False, "prnn388 (no EOS) refuses end_share")
+    except ValueError as e:
+        check("no EOS" in str(e), f"prnn388 (no EOS) refuses end_share: {e}")
+
+
 def write_midi(path, pitches, dt=240):
     import mido
     mid = mido.MidiFile(ticks_per_beat=480)
@@ -163,6 +191,7 @@ def test_encode(continuo):
 def main() -> int:
     test_transpose()
     test_crops()
+    test_end_crops()
     continuo = os.environ.get("CONTINUO")
     if continuo:
         test_encode(continuo)
