@@ -16,7 +16,7 @@ barge-in: the player plays within 2 s of an answer's start).
 
     build/bench/bench_turn odds ROOT ROOT/split.tsv train T0.bin --part 0/2   # and 1/2
     build/bench/bench_turn odds ROOT ROOT/split.tsv valid V0.bin --part 0/2   # and 1/2
-    python3 bench/turn_cues.py ROOT --train T0.bin T1.bin --valid V0.bin V1.bin --out DIR [--folds 4] [--probe K [--emit FILE]]
+    python3 bench/turn_cues.py ROOT --train T0.bin T1.bin --valid V0.bin V1.bin --out DIR [--folds 4] [--probe K [--emit FILE]] [--oracle]
 
 With --folds K, train's silences are also answered by rules fitted and tuned
 on other pieces only (K folds of train's pieces): how the rule does on
@@ -29,6 +29,14 @@ components (over train) of its log-probabilities, a linear probe of what
 the model expects (a new phrase's first note, a note-off, a run going on).
 With --emit FILE it writes the cue rule and the probe's, fitted on all of
 train, as play/turn.c weighs them (src/play/turn_fit.h).
+
+With --oracle it also prints how far each rule's inputs could go on valid
+if its thresholds were chosen there (never how the rule is tuned): the
+fewest barge-ins with half of valid's real ends answered by the first
+moment and 90 % by the last, and how well single inputs tell valid's real
+ends from its pauses of at most 800 ms (the chance an end scores above a
+pause: the model's log-odds of a rest, and with --probe its log-probability
+of EOS, which a model trained with data.end_share has learnt).
 
 The cues of each split are kept in DIR (reading the MIDI files is the slow
 part: about 10 minutes for all of train), with a picture of the trade-off
@@ -368,6 +376,44 @@ def held_out(train, pieces, folds, moments, cues, probe=False, budget=BUDGET):
     return at
 
 
+def auc(pos, neg):
+    """The chance a score of POS is above one of NEG (ties count half)."""
+    r = np.concatenate([pos, neg]).argsort(kind="stable").argsort() + 1.0
+    return (r[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
+
+
+def oracle(valid, rules, moments):
+    """Each rule's fewest barge-ins on VALID with both delay goals met, its thresholds chosen
+    on VALID itself: how far its inputs go; and single inputs' separation of ends from pauses."""
+    ends = valid.real_end.sum()
+    allowed = valid.outcome(np.full(len(valid.start), SILENCE_S))[2] + BUDGET * valid.minutes
+    print(f"\noracle (valid's own thresholds; {allowed:.0f} barge-ins allowed):")
+    for name, r in rules.items():
+        sc, best = r.scores(valid), None
+        for h1 in np.arange(-3, 4.01, 0.1):
+            for h2 in np.arange(-4, h1 + 0.01, 0.1):
+                at = r.answer(sc, moments, (h1, h2)) if len(moments) == 2 else r.answer(sc, moments, (h1,))
+                by = [((at <= t + 1e-9) & valid.real_end).sum() / ends for t in (moments[0], moments[-1])]
+                if by[0] >= 0.5 and by[1] >= 0.9:
+                    b = valid.outcome(at)[2]
+                    if best is None or b < best[0]:
+                        best = (b, h1, h2, by)
+                if len(moments) == 1:
+                    break
+        print(f"  {name}: " + (f"{best[0]} barge-ins at {best[1]:+.1f}, {best[2]:+.1f} ({best[3][0]:.0%} by "
+                               f"{moments[0] * 1000:.0f}, {best[3][1]:.0%} by {moments[-1] * 1000:.0f})"
+                               if best else "no thresholds meet both delay goals"))
+    length = valid.end - valid.start
+    for t in moments:
+        end, pause = (length > t) & valid.real_end, (length > t) & (length <= SILENCE_S)
+        inputs = [("log-odds of a rest", valid.rest_logit(t))]
+        if valid.logp is not None:
+            inputs.append(("log P(EOS)", valid.logp[:, 1]))
+        print(f"  at {t * 1000:.0f} ms, ends above pauses of at most {SILENCE_S * 1000:.0f} ms: "
+              + ", ".join(f"{n} {auc(x[end], x[pause]):.3f} (medians {np.median(x[end]):+.2f}, "
+                          f"{np.median(x[pause]):+.2f})" for n, x in inputs))
+
+
 def row(name, o, by):
     """A table row: O (median, p90, barge-ins, per minute, answers) and BY, the shares of the
     real ends answered by the first and the last moment."""
@@ -392,6 +438,9 @@ def main():
                          f"(default {BUDGET}: the goal's)")
     ap.add_argument("--emit", help="with --probe: write the cue rule and the probe's, fitted on all of train, "
                                     "as C (src/play/turn_fit.h)")
+    ap.add_argument("--oracle", action="store_true",
+                    help="also each rule's fewest barge-ins on valid with thresholds chosen there (how far its "
+                         "inputs go), and single inputs' separation of ends from pauses")
     ap.add_argument("--out", required=True, help="folder for the cues' cache and frontier.png")
     a = ap.parse_args()
     if a.emit and not a.probe:
@@ -446,6 +495,8 @@ def main():
         for name, r in rules.items():
             at = held_out(train, pieces, a.folds, moments, r.cues, r.probe, a.budget)
             print(row(name, train.outcome(at), share(train, at)))
+    if a.oracle:
+        oracle(valid, rules, moments)
     plot(valid, rules, moments, os.path.join(a.out, "frontier.png"))
     if a.emit:
         emit(a.emit, rules["odds and cues"], rules[f"odds, cues, probe ({a.probe})"], train, mean, comps, a)
