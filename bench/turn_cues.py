@@ -16,7 +16,8 @@ barge-in: the player plays within 2 s of an answer's start).
 
     build/bench/bench_turn odds ROOT ROOT/split.tsv train T0.bin --part 0/2   # and 1/2
     build/bench/bench_turn odds ROOT ROOT/split.tsv valid V0.bin --part 0/2   # and 1/2
-    python3 bench/turn_cues.py ROOT --train T0.bin T1.bin --valid V0.bin V1.bin --out DIR [--folds 4] [--probe K [--emit FILE]] [--oracle]
+    python3 bench/turn_cues.py ROOT --train T0.bin T1.bin --valid V0.bin V1.bin --out DIR \
+        [--folds 4] [--probe K [--emit FILE]] [--oracle]
 
 With --folds K, train's silences are also answered by rules fitted and tuned
 on other pieces only (K folds of train's pieces): how the rule does on
@@ -58,6 +59,7 @@ import numpy as np
 import torch
 
 END_S, BARGE_S, SILENCE_S, BUDGET = 2.0, 2.0, 0.8, 0.1
+EOS_ID = 1      # in mt310 (PAD 0, EOS 1: train/data.py's Layout), the layout bench_turn's logits are in
 MAJOR = np.array([6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88])
 MINOR = np.array([6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17])
 CUES = ["log age", "log pace", "chord size", "loudness", "pedal last", "bass on tonic",
@@ -307,6 +309,24 @@ def fit_logistic(x, y, l2=1e-3):
     return (w / sd).detach().numpy(), float(b - (w / sd * mu).sum())
 
 
+def thresholds(n_moments, top=3.0):
+    """The thresholds a rule of N_MOMENTS is tuned over, each a tuple: the first moment's
+    from -3 to TOP by 0.1, the last's (of two) from -4 up to the first's (a later moment
+    is not stricter)."""
+    for h1 in np.arange(-3, top + 0.01, 0.1):
+        if n_moments == 1:
+            yield (h1,)
+            continue
+        for h2 in np.arange(-4, h1 + 0.01, 0.1):
+            yield (h1, h2)
+
+
+def share(s, at, moments):
+    """The shares of S's real ends answered by the first and by the last of MOMENTS when
+    the answers come AT s into each silence."""
+    return tuple(((at <= t + 1e-9) & s.real_end).sum() / s.real_end.sum() for t in (moments[0], moments[-1]))
+
+
 class Rule:
     """One logistic per moment of the silence; the earliest moment whose score passes its
     threshold answers, else the silence rule.
@@ -341,19 +361,15 @@ class Rule:
         BUDGET barge-ins a minute above the 800 ms rule's."""
         sc, limit = self.scores(train), train.outcome(np.full(len(train.start), SILENCE_S))[3] + budget
         best = None
-        for h1 in np.arange(-3, 3.01, 0.1):
-            for h2 in np.arange(-4, h1 + 0.01, 0.1):
-                th = (h1, h2) if len(self.moments) == 2 else (h1,)
-                at = self.answer(sc, self.moments, th)
-                o = train.outcome(at)
-                if o[3] > limit:
-                    continue
-                by_last = ((at <= self.moments[-1] + 1e-9) & train.real_end).sum()
-                key = (max(o[0] / self.moments[0], o[1] / self.moments[-1]), -by_last, o[3])
-                if best is None or key < best[0]:
-                    best = (key, th)
-                if len(self.moments) == 1:
-                    break
+        for th in thresholds(len(self.moments)):
+            at = self.answer(sc, self.moments, th)
+            o = train.outcome(at)
+            if o[3] > limit:
+                continue
+            by_last = ((at <= self.moments[-1] + 1e-9) & train.real_end).sum()
+            key = (max(o[0] / self.moments[0], o[1] / self.moments[-1]), -by_last, o[3])
+            if best is None or key < best[0]:
+                best = (key, th)
         self.th = best[1]
         return self.th
 
@@ -378,37 +394,33 @@ def held_out(train, pieces, folds, moments, cues, probe=False, budget=BUDGET):
 
 def auc(pos, neg):
     """The chance a score of POS is above one of NEG (ties count half)."""
-    r = np.concatenate([pos, neg]).argsort(kind="stable").argsort() + 1.0
-    return (r[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
+    pos, neg = np.asarray(pos)[:, None], np.asarray(neg)[None, :]
+    return float((pos > neg).mean() + 0.5 * (pos == neg).mean())
 
 
 def oracle(valid, rules, moments):
     """Each rule's fewest barge-ins on VALID with both delay goals met, its thresholds chosen
     on VALID itself: how far its inputs go; and single inputs' separation of ends from pauses."""
-    ends = valid.real_end.sum()
     allowed = valid.outcome(np.full(len(valid.start), SILENCE_S))[2] + BUDGET * valid.minutes
     print(f"\noracle (valid's own thresholds; {allowed:.0f} barge-ins allowed):")
     for name, r in rules.items():
         sc, best = r.scores(valid), None
-        for h1 in np.arange(-3, 4.01, 0.1):
-            for h2 in np.arange(-4, h1 + 0.01, 0.1):
-                at = r.answer(sc, moments, (h1, h2)) if len(moments) == 2 else r.answer(sc, moments, (h1,))
-                by = [((at <= t + 1e-9) & valid.real_end).sum() / ends for t in (moments[0], moments[-1])]
-                if by[0] >= 0.5 and by[1] >= 0.9:
-                    b = valid.outcome(at)[2]
-                    if best is None or b < best[0]:
-                        best = (b, h1, h2, by)
-                if len(moments) == 1:
-                    break
-        print(f"  {name}: " + (f"{best[0]} barge-ins at {best[1]:+.1f}, {best[2]:+.1f} ({best[3][0]:.0%} by "
-                               f"{moments[0] * 1000:.0f}, {best[3][1]:.0%} by {moments[-1] * 1000:.0f})"
+        for th in thresholds(len(moments), top=4.0):
+            at = r.answer(sc, moments, th)
+            by = share(valid, at, moments)
+            if by[0] >= 0.5 and by[1] >= 0.9:
+                b = valid.outcome(at)[2]
+                if best is None or b < best[0]:
+                    best = (b, th, by)
+        print(f"  {name}: " + (f"{best[0]} barge-ins at {', '.join(f'{h:+.1f}' for h in best[1])} ({best[2][0]:.0%} "
+                               f"by {moments[0] * 1000:.0f}, {best[2][1]:.0%} by {moments[-1] * 1000:.0f})"
                                if best else "no thresholds meet both delay goals"))
     length = valid.end - valid.start
     for t in moments:
         end, pause = (length > t) & valid.real_end, (length > t) & (length <= SILENCE_S)
         inputs = [("log-odds of a rest", valid.rest_logit(t))]
         if valid.logp is not None:
-            inputs.append(("log P(EOS)", valid.logp[:, 1]))
+            inputs.append(("log P(EOS)", valid.logp[:, EOS_ID]))
         print(f"  at {t * 1000:.0f} ms, ends above pauses of at most {SILENCE_S * 1000:.0f} ms: "
               + ", ".join(f"{n} {auc(x[end], x[pause]):.3f} (medians {np.median(x[end]):+.2f}, "
                           f"{np.median(x[pause]):+.2f})" for n, x in inputs))
@@ -473,20 +485,17 @@ def main():
             "--------|---------|")
     print(f"\n| {'rule (valid)':<38} " + head)
 
-    def share(s, at):
-        return tuple(((at <= t + 1e-9) & s.real_end).sum() / s.real_end.sum() for t in (moments[0], moments[-1]))
-
     def silence_rows(s):
         for ms in (800, 300):
             at = np.full(len(s.start), ms / 1000)
-            print(row(f"silence {ms} ms", s.outcome(at), share(s, at)))
+            print(row(f"silence {ms} ms", s.outcome(at), share(s, at, moments)))
     silence_rows(valid)
     for name, r in rules.items():
         th = r.tune(train, a.budget)
         at_train, at = r.answer(r.scores(train), moments, th), r.answer(r.scores(valid), moments, th)
         o_train = train.outcome(at_train)
-        print(row(f"{name} ({', '.join(f'{h:+.1f}' for h in th)})", valid.outcome(at), share(valid, at))
-              + f"  train: {o_train[0]:.0f} / {o_train[1]:.0f} ms, {share(train, at_train)[1]:.0%} by "
+        print(row(f"{name} ({', '.join(f'{h:+.1f}' for h in th)})", valid.outcome(at), share(valid, at, moments))
+              + f"  train: {o_train[0]:.0f} / {o_train[1]:.0f} ms, {share(train, at_train, moments)[1]:.0%} by "
               f"{moments[-1] * 1000:.0f}, {o_train[3]:.3f}/min")
     if a.folds > 1:
         print(f"\n| {f'rule (train, pieces held out, {a.folds} folds)':<38} " + head)
@@ -494,7 +503,7 @@ def main():
         silence_rows(train)
         for name, r in rules.items():
             at = held_out(train, pieces, a.folds, moments, r.cues, r.probe, a.budget)
-            print(row(name, train.outcome(at), share(train, at)))
+            print(row(name, train.outcome(at), share(train, at, moments)))
     if a.oracle:
         oracle(valid, rules, moments)
     plot(valid, rules, moments, os.path.join(a.out, "frontier.png"))

@@ -460,7 +460,7 @@ def load_data(run: Run) -> tuple:
     train_seqs, _ = data_mod.load_seqs([p for _, p in files["train"]], run.mcfg.vocab_name)
     valid_seqs, _ = data_mod.load_seqs(files["valid"], run.mcfg.vocab_name)
     corpus = data_mod.Corpus(train_seqs, run.lay, run.crop, int(cfg["data"]["transpose"]),
-                             seed=int(run.tcfg["seed"]), end_share=float(cfg["data"].get("end_share", 0)))
+                             seed=int(run.tcfg["seed"]), end_share=float(cfg["data"]["end_share"]))
     run.log(f"data: {len(corpus.seqs)} train sequences ({corpus.n_tokens} events over "
             f"{len(files['train'])} stretch factors), {len(valid_seqs)} valid sequences "
             f"({sum(len(s) for s in valid_seqs)} events)")
