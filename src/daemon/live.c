@@ -28,6 +28,7 @@ void live_stop(service *sv, int64_t now)
         c.kind = GEN_STOP;
         c.at = (double)(now - sv->cont.start) / NS;
         generator_send(&sv->gen, &c);
+        takes_cut(sv->cont.take, c.at);     /* the take, as the context, keeps what sounded */
     }
     if (sv->cont.id)
         watch_mark(sv, "answer_stop", session_time(sv, now), "");

@@ -42,6 +42,26 @@ void takes_add(take *t, const cont_event *e)
         t->ev[t->n++] = *e;
 }
 
+void takes_cut(take *t, double at)
+{
+    if (!t)
+        return;
+    uint8_t held[128] = { 0 };  /* the pitch sounds (its note-on kept, no note-off yet) */
+    int n = 0;
+    for (int i = 0; i < t->n; i++) {
+        cont_event e = t->ev[i];
+        int on = e.kind == CONT_NOTE_ON, p = e.pitch & 0x7F;
+        if (on ? e.time >= at : e.time > at || !held[p])
+            continue;           /* not struck before the stop, or the stop ended it */
+        held[p] = (uint8_t)on;
+        t->ev[n++] = e;
+    }
+    t->n = n;
+    for (int p = 0; p < 128; p++)
+        if (held[p] && t->n < TAKE_EVENTS)
+            t->ev[t->n++] = (cont_event){ .time = at, .kind = CONT_NOTE_OFF, .pitch = (uint8_t)p };
+}
+
 const take *takes_find(const takes *ts, unsigned number)
 {
     if (number == 0 || number > ts->last || ts->last - number >= TAKES_KEPT)

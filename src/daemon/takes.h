@@ -11,8 +11,8 @@
 #define TAKE_EVENTS  4096       /* events kept of one take (a longer one keeps its first ones) */
 
 /* One answer: its events as the generator sent them (times from its first
- * note; before the grid, a beat or the duet's thinning place them), with
- * what it was played from. */
+ * note; before the grid, a beat or the duet's thinning place them; cut to
+ * what sounded when it was stopped), with what it was played from. */
 typedef struct take {
     unsigned      number;       /* 1, 2, ... in the session */
     double        when;         /* session seconds it started */
@@ -40,6 +40,10 @@ take *takes_start(takes *ts, double when, uint64_t seed, const play_settings *pl
 take *takes_replay(takes *ts, double when, unsigned number);
 /* Its event E (the take being recorded). */
 void  takes_add(take *t, const cont_event *e);
+/* The answer T records was stopped AT seconds from its start (the player
+ * came back, a panic, a hand-over): T keeps what sounded, the events
+ * before AT, and each note still held then ends at AT.  NULL: nothing. */
+void  takes_cut(take *t, double at);
 /* Take NUMBER, or NULL when it is not kept (too old, or not played yet). */
 const take *takes_find(const takes *ts, unsigned number);
 /* One line: "N takes: #3 at 12.0 s, 4.20 s, 20 notes, seed 1003; ..." (the newest first). */

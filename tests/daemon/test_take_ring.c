@@ -1,4 +1,4 @@
-/* test_take_ring.c: the kept takes: numbering, the oldest replaced, a take played again as a take of its own. */
+/* test_take_ring.c: the kept takes: numbering, the oldest replaced, a take played again as a take of its own, a stopped take keeping what sounded. */
 #include <string.h>
 
 #include "check.h"
@@ -31,6 +31,41 @@ static void check_notes_of(const take *t, unsigned number, int n)
         CHECK_INT(t->ev[i].pitch, number + i);
         CHECK_NEAR(t->ev[i].time, i * 0.1, 1e-12);
     }
+}
+
+/* An answer stopped at 0.55 s keeps what sounded by then: the notes
+ * struck before, ended where they ended or at the stop, and nothing
+ * struck at or after it. */
+static void check_cut(takes *ts)
+{
+    play_settings play;
+    memset(&play, 0, sizeof play);
+    take *t = takes_start(ts, 1, 7, &play, 0);
+    static const cont_event played[] = {
+        { 0.00, CONT_NOTE_ON, 60, 80, 1 }, { 0.20, CONT_NOTE_OFF, 60, 0, 0 },
+        { 0.25, CONT_NOTE_ON, 62, 80, 2 }, { 0.30, CONT_NOTE_ON, 64, 80, 3 },
+        { 0.50, CONT_NOTE_OFF, 62, 0, 0 }, { 0.55, CONT_NOTE_ON, 67, 80, 4 },
+        { 0.60, CONT_NOTE_ON, 65, 80, 5 }, { 0.70, CONT_NOTE_OFF, 64, 0, 0 },
+        { 0.80, CONT_NOTE_OFF, 65, 0, 0 }, { 0.80, CONT_NOTE_OFF, 67, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof played / sizeof *played; i++)
+        takes_add(t, &played[i]);
+    takes_cut(t, 0.55);
+    static const cont_event kept[] = {
+        { 0.00, CONT_NOTE_ON, 60, 80, 1 }, { 0.20, CONT_NOTE_OFF, 60, 0, 0 },
+        { 0.25, CONT_NOTE_ON, 62, 80, 2 }, { 0.30, CONT_NOTE_ON, 64, 80, 3 },
+        { 0.50, CONT_NOTE_OFF, 62, 0, 0 }, { 0.55, CONT_NOTE_OFF, 64, 0, 0 },
+    };
+    CHECK_INT(t->n, (int)(sizeof kept / sizeof *kept));
+    for (int i = 0; i < t->n && i < (int)(sizeof kept / sizeof *kept); i++) {
+        CHECK_NEAR(t->ev[i].time, kept[i].time, 1e-12);
+        CHECK_INT(t->ev[i].kind, kept[i].kind);
+        CHECK_INT(t->ev[i].pitch, kept[i].pitch);
+        CHECK_INT(t->ev[i].note, kept[i].note);
+    }
+    takes_cut(t, 0.55);         /* stopped again (a panic after the stop): nothing changes */
+    CHECK_INT(t->n, (int)(sizeof kept / sizeof *kept));
+    takes_cut(NULL, 1);
 }
 
 int main(void)
@@ -73,5 +108,7 @@ int main(void)
     record(&ts, 40, 3);
     CHECK_INT(ts.cursor, 0);
     check_notes_of(takes_find(&ts, ts.last), 40, 3);
+
+    check_cut(&ts);
     return CHECK_DONE();
 }

@@ -1,7 +1,7 @@
 """test_takes.py: every answer is a take: `ctl takes` lists them, `replay` plays one again note for
 note (now, or as the next answer; by controller too: cc_replay, cc_previous_take), `save-take`
-writes one, and they survive a reload.  The echo engine answers (a phrase a fifth up), so each
-take's notes are known."""
+writes one, and they survive a reload; an answer the player plays into keeps only what sounded.
+The echo engine answers (a phrase a fifth up), so each take's notes are known."""
 
 import os
 import re
@@ -39,6 +39,19 @@ def model_notes(path):
         elif m.type in ("note_on", "note_off") and m.note in on:
             start, vel = on.pop(m.note)
             out.append((start, t, m.note, vel))
+    return sorted(out)
+
+
+def model_notes_of(path):
+    """(onset, release, pitch) of a saved take's notes, in seconds (one track)."""
+    f = mido.MidiFile(path)
+    out, on, t = [], {}, 0.0
+    for m in f.tracks[-1]:
+        t += mido.tick2second(m.time, f.ticks_per_beat, 500000)
+        if m.type == "note_on" and m.velocity > 0:
+            on[m.note] = t
+        elif m.type in ("note_on", "note_off") and m.note in on:
+            out.append((on.pop(m.note), t, m.note))
     return sorted(out)
 
 
@@ -125,6 +138,35 @@ def main():
         check(sv.request("save-take 99 " + out) == "error no take '99' is kept (see takes)", "save-take 99")
         check(sv.request("save-take 2 x.mid") == "error save-take needs an absolute path", "relative path")
         check(sv.request("replay x").startswith("error replay takes a take's number"), "replay x")
+
+        # the player plays into an answer: it stops, and its take keeps the
+        # notes that sounded (those the recording holds), not the whole echo
+        listening = sv.request("status")
+        n = int(re.search(r"responses=(\d+)", listening).group(1))
+        sv.play_motif([(p, 80, 0.2) for p in (60, 62, 64, 65, 67, 69, 71, 72)], gap=0.05)
+        deadline = time.monotonic() + 10
+        while "state=responding" not in sv.request("status") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.6)             # about two of the echo's eight notes
+        sv.play([0x90, 48, 80])     # the player comes back, and holds the key
+        while "interrupted=1 " not in sv.request("status") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        st = sv.request("status")
+        check("interrupted=1 " in st and "responses=%d " % (n + 1) in st, "the answer was stopped: %s" % st[:200])
+        cut = os.path.join(d, "cut.mid")
+        r = sv.request("save-take %d %s" % (n + 1, cut))
+        check(r.startswith("ok saved take #%d" % (n + 1)), "save-take of the stopped answer: %r" % r)
+        sounded = since_last()
+        kept = model_notes_of(cut)
+        check(1 <= len(sounded) < 8, "some of the echo sounded, not all: %s" % sounded)
+        check([x[2] for x in kept] == [x[2] for x in sounded],
+              "the stopped take holds the notes that sounded: %s, sounded %s" % (kept, sounded))
+        check(all(x[1] > x[0] for x in kept), "every note of the stopped take ends: %s" % kept)
+        check(re.search(r"#%d at [0-9.]+ s, [0-9.]+ s, %d notes" % (n + 1, len(sounded)), sv.request("takes")),
+              "takes counts what sounded: %r" % sv.request("takes"))
+        sv.play([0x80, 48, 0])
+        wait_listening(n + 2)       # the player's note is answered in turn
+        since_last()
 
         # a reload keeps them
         before = sv.request("takes")
