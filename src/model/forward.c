@@ -170,8 +170,9 @@ static void head_blocks(void *ctx, int i, int nt)
 
 /* ATT = relative causal self-attention of all n rows, head by head:
  * ATT_h = softmax(mask((Q_h K_h^T + skew(Q_h E_h^T)) / sqrt(d_head))) V_h,
- * K and V the rows of KF and VF (the cache's values, as F32). */
-static void prefill_attention(model_state *s, const layer_weights *L, int n)
+ * K and V the rows of KF and VF (the cache's values, as F32).  SCORES (may
+ * be NULL): each head's last row of probabilities, (n_heads, context). */
+static void prefill_attention(model_state *s, const layer_weights *L, int n, float *scores)
 {
     const model_config *c = &s->m->cfg;
     int dh = c->d_head, M = c->max_rel;
@@ -184,6 +185,8 @@ static void prefill_attention(model_state *s, const layer_weights *L, int n)
         j.vh = s->VF + h * dh;
         j.out = s->ATT + h * dh;
         pool_run(s->pool, head_blocks, &j);
+        if (scores)
+            memcpy(scores + (size_t)h * c->context, s->S + (size_t)(n - 1) * n, sizeof(float) * (size_t)n);
     }
 }
 
@@ -249,7 +252,7 @@ int model_prefill_into(model_state *s, model_cache dst, const int *tokens, int n
         uint16_t *kc = layer_cache(dst.k, c, l), *vc = layer_cache(dst.v, c, l);
         prefill_norm(s, n, L->attn_norm_w, L->attn_norm_b);   /* XB = LN1(X) */
         prefill_qkv(s, kc, vc, L, n);                         /* Q, K, V = XB Wq^T, XB Wk^T, XB Wv^T */
-        prefill_attention(s, L, n);                           /* ATT = relative causal attention */
+        prefill_attention(s, L, n, l + 1 == c->n_layers ? dst.scores : NULL);  /* ATT = relative causal attention */
         gemm_wt(s, n, s->ATT, &L->wo, 1.0f, s->X);            /* X += ATT Wo^T */
         prefill_norm(s, n, L->ffn_norm_w, L->ffn_norm_b);     /* XB = LN2(X) */
         gemm_wt(s, n, s->XB, &L->w_up, 0.0f, s->H);           /* H = XB W1^T */
@@ -263,12 +266,13 @@ int model_prefill_into(model_state *s, model_cache dst, const int *tokens, int n
 
 int model_prefill(model_state *s, const int *tokens, int n, float *all_logits)
 {
-    model_cache own = { .tokens = s->tokens, .k = s->k_cache, .v = s->v_cache, .logits = s->logits };
+    model_cache own = { .tokens = s->tokens, .k = s->k_cache, .v = s->v_cache, .logits = s->logits,
+                        .scores = s->scores };
     if (model_prefill_into(s, own, tokens, n, all_logits) != 0)
         return -1;
     s->n = n;
     s->pos = n;
-    s->version++;
+    s->scores_version = ++s->version;     /* the attention of the logits' row */
     return 0;
 }
 

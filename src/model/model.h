@@ -166,11 +166,14 @@ int  model_step_init(model_step *st, const model_config *c, int cap, int threads
 void model_step_free(model_step *st);
 
 /* Where a prefill writes: a cache's events by slot, its keys and values
- * (n_layers, n_heads, context, d_head) and the last row's logits. */
+ * (n_layers, n_heads, context, d_head), the last row's logits and, when
+ * SCORES is not NULL, the last row's attention in the last layer
+ * (n_heads, context: by slot, as a decode leaves them). */
 typedef struct model_cache {
     int *tokens;
     uint16_t *k, *v;
     float *logits;
+    float *scores;
 } model_cache;
 
 /* Run state: activations and KV cache, all allocated by model_state_init;
@@ -199,8 +202,9 @@ typedef struct model_state {
     model_step step;            /* decode: a step of one (its logits are the state's) */
     float *scores;              /* (n_heads, context) = step.scores: each head's attention
                                    probabilities in the last decode */
-    unsigned long long scores_version; /* the version the last decode left (scores are stale
-                                   after a prefill or a reset) */
+    unsigned long long scores_version; /* the version the last decode or prefill left (scores
+                                   are stale after a reset, and in a batch's home after
+                                   its sequences stepped) */
     /* prefill: a whole window */
     float *X;                   /* (context, d_model) */
     float *XB;                  /* (context, d_model) */
@@ -220,7 +224,7 @@ typedef struct model_state {
 /* The last decode's attention: each head's probabilities of the last
  * layer, (n_heads, context) over the cache's *N_KEYS slots, the newest
  * event in slot *NEWEST; NULL when the cache is empty or has changed
- * since (a prefill, a slide, a reset).  Borrowed: the next
+ * since (a reset; a prefill or slide leaves its last row's).  Borrowed: the next
  * decode writes over it. */
 const float *model_state_scores(const model_state *s, int *n_keys, int *newest);
 int  model_state_init(model_state *s, const model *m, int n_threads);
@@ -231,7 +235,8 @@ void model_state_reset(model_state *s);
 void model_state_set_memory(model_state *s, model_memory mem);
 
 /* Runs TOKENS (1 <= n <= context) from an empty cache. The last row's logits
- * land in s->logits; ALL_LOGITS, when not NULL, gets all n rows (n, vocab).
+ * land in s->logits, its attention in the last layer in s->scores
+ * (model_state_scores); ALL_LOGITS, when not NULL, gets all n rows (n, vocab).
  * Returns 0, or -1 for a bad argument (logged). */
 int model_prefill(model_state *s, const int *tokens, int n, float *all_logits);
 /* model_prefill into DST's rows instead of the state's cache (a batch's

@@ -146,6 +146,45 @@ static void check_slide(model_state *s, const gguf_file *ref, const char *what)
     free(want);
 }
 
+/* A prefill leaves its last row's attention (model_state_scores), as a
+ * decode of that event would: a watcher hears where a note sampled
+ * straight after a prefill (a re-roll, a model swapped live) looks. */
+static void check_prefill_scores(model_state *s, const gguf_file *ref, const char *what)
+{
+    const model_config *c = &s->m->cfg;
+    const gguf_tensor *tt = ref_tensor(ref, "tokens");
+    const int32_t *tokens = tt->data;
+    int n = (int)tt->n_elems < c->context ? (int)tt->n_elems : c->context, ids[4096], keys, newest;
+    for (int i = 0; i < n; i++)
+        ids[i] = tokens[i];
+    size_t size = (size_t)c->n_heads * c->context;
+    float *want = calloc(size, sizeof(float));
+    model_state_reset(s);
+    CHECK(model_state_scores(s, &keys, &newest) == NULL);    /* empty */
+    CHECK_INT(model_prefill(s, ids, n - 1, NULL), 0);
+    CHECK(model_decode(s, ids[n - 1]) != NULL);
+    const float *sc = model_state_scores(s, &keys, &newest);
+    CHECK(sc != NULL);
+    if (sc)
+        memcpy(want, sc, sizeof(float) * size);
+    model_state_reset(s);
+    CHECK(model_state_scores(s, &keys, &newest) == NULL);    /* a reset forgets them */
+    CHECK_INT(model_prefill(s, ids, n, NULL), 0);
+    sc = model_state_scores(s, &keys, &newest);
+    CHECK(sc != NULL);
+    CHECK_INT(keys, n);
+    CHECK_INT(newest, n - 1);
+    double worst = 0;
+    for (int h = 0; sc && h < c->n_heads; h++)
+        for (int j = 0; j < n; j++) {
+            double e = fabs((double)sc[(size_t)h * c->context + j] - want[(size_t)h * c->context + j]);
+            worst = e > worst ? e : worst;
+        }
+    fprintf(stderr, "%s: a prefill's last attention row against a decode's: worst difference %.2g\n", what, worst);
+    CHECK(sc && worst <= 1e-4);
+    free(want);
+}
+
 /* Stream memory (the rolling cache). While the cache has room it is the
  * window: the same logits event for event (3e-5: from a full prompt the
  * stream's one prefill of the context is held against the window's
@@ -426,6 +465,7 @@ int main(int argc, char **argv)
                 CHECK_INT(model_state_init(&s, &m, threads), 0);
                 check_stream(&s, &ref, what);
                 check_slide(&s, &ref, what);
+                check_prefill_scores(&s, &ref, what);
                 check_greedy(&s, &ref, what);
                 check_memory(&s, &ref, what);
                 check_roll_greedy(&s, &ref, what);

@@ -1,4 +1,4 @@
-/* test_fork.c: a candidate plays what a continuation with its seed plays alone, and the home chosen from them goes on as it did, its watchers' attention included, on a tiny random model (no shipped model file). */
+/* test_fork.c: a candidate plays what a continuation with its seed plays alone, and the home chosen from them goes on as it did, its watchers' attention included; a re-roll's first note has its attention too; on a tiny random model (no shipped model file). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -198,6 +198,28 @@ static void check_horizon(model_memory memory, uint64_t seed)
     continuation_free(&home);
 }
 
+/* A re-roll (continuation_rewind: the context rebuilt by one prefill):
+ * every note-on it hands out has its sources, the first too when it is sampled straight from the
+ * prefill's logits (the phrase ends at its last release: no time shift
+ * to decode first).  Returns 1 when the answer begins with a note-on. */
+static int check_rewind(model_memory memory, uint64_t seed)
+{
+    static take first, again;     /* the answer, and the re-roll's */
+    continuation c;
+    double end;
+    cont_spec spec = { .seed = seed, .seconds = 1.0, .max_events = INT32_MAX };
+    play_default(&spec.play);
+    CHECK(continuation_init(&c, &m, v, m.cfg.context, 1, memory, spec.play.max_note_ms / 1000.0, 0) == 0);
+    continuation_watch(&c, 1);
+    CHECK(hear_phrase(&c, &end) == 0 && continuation_begin(&c, end, &spec) == 0);
+    CHECK(play_out(&c, &first) == 0 && continuation_end(&c) == 0);
+    CHECK(continuation_rewind(&c) == 0 && continuation_begin(&c, end, &spec) == 0);
+    CHECK(play_out(&c, &again) == 0 && continuation_end(&c) == 0);
+    CHECK_INT(again.missing, 0);
+    continuation_free(&c);
+    return again.n > 0 && again.ev[0].kind == CONT_NOTE_ON;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -212,6 +234,10 @@ int main(int argc, char **argv)
     check_forks(MODEL_MEMORY_WINDOW, 41, 0, 12);
     check_horizon(MODEL_MEMORY_STREAM, 13);
     check_horizon(MODEL_MEMORY_WINDOW, 17);
+    int first_on = 0;
+    for (uint64_t seed = 1; seed <= 8; seed++)
+        first_on += check_rewind(seed % 2 ? MODEL_MEMORY_STREAM : MODEL_MEMORY_WINDOW, seed);
+    CHECK(first_on > 0);    /* the case the re-roll check is about came up */
     model_free(&m);
     return CHECK_DONE();
 }
