@@ -201,10 +201,10 @@ typedef struct model_state {
     float *logits;              /* (vocab_size) after the last prefill/decode */
     model_step step;            /* decode: a step of one (its logits are the state's) */
     float *scores;              /* (n_heads, context) = step.scores: each head's attention
-                                   probabilities in the last decode */
+                                   probabilities in the last decode (or a prefill's last row) */
     unsigned long long scores_version; /* the version the last decode or prefill left (scores
-                                   are stale after a reset, and in a batch's home after
-                                   its sequences stepped) */
+                                   are stale after a reset, or a batch's adopt without
+                                   the sequence's last step) */
     /* prefill: a whole window */
     float *X;                   /* (context, d_model) */
     float *XB;                  /* (context, d_model) */
@@ -221,11 +221,11 @@ typedef struct model_state {
     float *w32;                 /* F16 matrices as F32 (NULL for an all-F32 model); owned */
 } model_state;
 
-/* The last decode's attention: each head's probabilities of the last
- * layer, (n_heads, context) over the cache's *N_KEYS slots, the newest
- * event in slot *NEWEST; NULL when the cache is empty or has changed
- * since (a reset; a prefill or slide leaves its last row's).  Borrowed: the next
- * decode writes over it. */
+/* The attention of the last decode (or of a prefill's last row): each
+ * head's probabilities in the last layer, (n_heads, context) over the
+ * cache's *N_KEYS slots, the newest event in slot *NEWEST; NULL when the
+ * cache is empty, or was reset or took a batch's sequence whose last step
+ * it does not hold since.  Borrowed: the next decode writes over it. */
 const float *model_state_scores(const model_state *s, int *n_keys, int *newest);
 int  model_state_init(model_state *s, const model *m, int n_threads);
 void model_state_free(model_state *s);
