@@ -16,7 +16,7 @@
  *       phrase_end_bias X added to their thresholds, and the odds' rule (rest, hold, min-ms)
  *   bench_turn answers MIDI [--model PATH] [--silence-ms MS] [--bias X]
  *       one performance heard and judged by the shipped rule (auto): when each answer
- *       starts, and how sure the rule was (turn_margin, as serve's status gives it; for
+ *       starts, and how sure the rule was (turn_verdict's margin, as serve's status gives it; for
  *       tests/model/test_phrase_end_live.py, which plays it into serve)
  *
  * A real end: the end of a performance, or a silence (nothing held, pedal up) of 2 s or
@@ -448,7 +448,7 @@ static double answer_at(const store *st, const silence *x, const turn_rule *r)
 {
     turn_odds o;
     odds_of(st, x, &o);
-    int ms = turn_verdict(&o, r);
+    int ms = turn_verdict(&o, r, NULL);
     double at = x->start + (ms < PREPARE_S * 1000 ? PREPARE_S : ms / 1000.0);
     return at < x->next ? at : INFINITY;
 }
@@ -639,16 +639,18 @@ static int cmd_answers(int argc, char **argv)
         answers++;
         barge_ins += x->next_note - at < BARGE_S;
         turn_odds o;
+        double margin;
         odds_of(&st, x, &o);
+        turn_verdict(&o, &r, &margin);
         printf("answer %d at %.3f s: %.0f ms after the release at %.3f s, margin %+.2f%s\n", answers, at,
-               (at - x->quiet_start) * 1000, x->quiet_start, turn_margin(&o, &r),
+               (at - x->quiet_start) * 1000, x->quiet_start, margin,
                x->next_note - at < BARGE_S ? " (barge-in)" : "");
     }
     double last = NAN;          /* the last silence judged: serve's status gives it */
     if (st.n > 0) {
         turn_odds o;
         odds_of(&st, &st.s[st.n - 1], &o);
-        last = turn_margin(&o, &r);
+        turn_verdict(&o, &r, &last);
     }
     printf("answers=%d barge_ins=%d last_margin=%+.2f\n", answers, barge_ins, last);
     store_free(&st);

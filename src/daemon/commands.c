@@ -53,7 +53,7 @@ static void status_knobs(const config *c, char *reply, size_t len)
 /* The phrase end: how it is decided (and auto's bias), the answers' delay
  * from the player's last release to their first note (phrases ended by
  * silence or a verdict), the verdicts taken (sooner than the silence rule),
- * how sure the last one was (turn_margin: what phrase_end_bias it passed), the
+ * how sure the last one was (turn_verdict's margin: what phrase_end_bias it passed), the
  * barge-ins (the player played within 2 s of such an answer's start). */
 static void status_turn(service *sv, int64_t *tmp, char *reply, size_t len)
 {

@@ -118,8 +118,9 @@ static void prepare(generator *g, gen_run *r, const gen_cmd *c)
             gen_failed(g);
         } else {
             gen_out v = { .id = c->id, .turn = 1 };
-            v.ev.time = turn_verdict(&o, &c->turn) / 1000.0;
-            v.margin = (float)turn_margin(&o, &c->turn);
+            double margin;
+            v.ev.time = turn_verdict(&o, &c->turn, &margin) / 1000.0;
+            v.margin = (float)margin;
             push_out(g, &v);
         }
     }

@@ -55,7 +55,7 @@ typedef struct gen_out {
                                when the phrase ends, seconds after its last release
                                (turn_verdict, at most turn.max_ms) */
     uint8_t   turn;         /* 1: a verdict, not an event */
-    float     margin;       /* turn: how sure it was (turn_margin; NAN: the cue rule
+    float     margin;       /* turn: how sure it was (turn_verdict's margin; NAN: the cue rule
                                did not judge) */
     int8_t    swap;         /* GEN_SWAP's verdict, not an event: 1 the new state runs (the
                                old one is closed), -1 it could not take over (closed;

@@ -373,7 +373,7 @@ int64_t live_hold_wake(const service *sv, int64_t wake)
 /* Why the phrase whose silence began at RELEASE ends at NOW, for the
  * watchers' phrase_end frame (docs/WATCH.md): by the silence rule or auto's
  * verdict, how long after the release, and, when auto judged this silence,
- * the verdict's margin (turn_margin; finite, or the frame would not be JSON). */
+ * the verdict's margin (turn_verdict's; finite, or the frame would not be JSON). */
 static void phrase_end_why(const service *sv, int64_t now, int64_t release, char *buf, size_t len)
 {
     int judged = sv->cfg.phrase_end == PHRASE_END_AUTO && sv->phrase.judged_for == release

@@ -50,7 +50,7 @@ typedef struct live_cont {
     uint32_t prepare_id;            /* the last GEN_PREPARE's id: its verdict comes back
                                        with it */
     uint64_t judged, judged_early;  /* verdicts taken; of them, sooner than the silence rule */
-    float    margin;                /* how sure the last verdict was (turn_margin; NAN: none
+    float    margin;                /* how sure the last verdict was (turn_verdict's margin; NAN: none
                                        yet, or not the cue rule's) */
     int64_t  release_ns;            /* the answered phrase's last release, ns, when silence
                                        or a verdict ended it (answer delay); 0: none */

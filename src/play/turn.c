@@ -174,14 +174,6 @@ static int cue_judge(const turn_odds *o, const turn_rule *r, double *margin)
     return at;
 }
 
-double turn_margin(const turn_odds *o, const turn_rule *r)
-{
-    double margin = NAN;
-    if (r->cues && o->have_cues && o->steps > 0 && o->step_ms > 0)
-        cue_judge(o, r, &margin);
-    return margin;
-}
-
 turn_rule turn_rule_cues(int max_ms)
 {
     return (turn_rule){ .cues = 1, .th = TURN_TH_CUES, .max_ms = max_ms };
@@ -196,12 +188,16 @@ turn_rule turn_rule_auto(int max_ms)
     return r;
 }
 
-int turn_verdict(const turn_odds *o, const turn_rule *r)
+int turn_verdict(const turn_odds *o, const turn_rule *r, double *margin)
 {
+    double unused;
+    if (!margin)
+        margin = &unused;
+    *margin = NAN;
     if (o->steps <= 0 || o->step_ms <= 0)
         return r->max_ms;
     if (r->cues)
-        return o->have_cues ? cue_judge(o, r, &(double){ 0 }) : r->max_ms;
+        return o->have_cues ? cue_judge(o, r, margin) : r->max_ms;
     if (r->rest > 1.0)
         return r->max_ms;
     int k = r->min_ms > 0 ? (r->min_ms + o->step_ms - 1) / o->step_ms : 0;

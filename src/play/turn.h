@@ -120,15 +120,14 @@ void turn_odds_read(turn_odds *o, const vocab *v, const float *logits);
  * r->probe and o->have_probe, the probe's rule (the weights and thresholds
  * fitted with it).  Else the odds' rule, min_ms..max_ms: the first moment
  * at which P(at rest | no note yet) = survive[steps] / survive[that
- * moment], times the hold's factor, reaches r->rest.  Neither: r->max_ms (the silence rule decides). */
-int turn_verdict(const turn_odds *o, const turn_rule *r);
-
-/* How sure the cue rule was of O's silence: the most its score passed a
- * moment's threshold by (phrase_end_bias included), in log-odds; > 0: the
- * phrase was judged ended before max_ms.  A phrase_end_bias raised by more
- * than this leaves such a silence to the silence rule; lowered by more than
- * its negative, it is answered early.  NAN when the cue rule does not judge
- * (no cues, the odds' rule). */
-double turn_margin(const turn_odds *o, const turn_rule *r);
+ * moment], times the hold's factor, reaches r->rest.  Neither: r->max_ms (the silence rule decides).
+ *
+ * MARGIN (may be NULL): how sure the cue rule was, the most its score
+ * passed a moment's threshold by (phrase_end_bias included), in log-odds;
+ * > 0: the phrase was judged ended before max_ms.  A phrase_end_bias
+ * raised by more than this leaves such a silence to the silence rule;
+ * lowered by more than its negative, it is answered early.  NAN when the
+ * cue rule does not judge (no cues, the odds' rule). */
+int turn_verdict(const turn_odds *o, const turn_rule *r, double *margin);
 
 #endif

@@ -51,35 +51,35 @@ static void test_verdicts(const vocab *v)
     odds_of(&cadence, v, 0.05, 0.05, 20, 0.9);
     odds_of(&run, v, 0.6, 0.39, v->n_time_shifts - 1, 0.01);
     /* a cadence ends the phrase at the earliest moment the rule allows */
-    CHECK_INT(turn_verdict(&cadence, &r), 100);
+    CHECK_INT(turn_verdict(&cadence, &r, NULL), 100);
     /* a run: the model expects a note soon, and a silence of any length
      * short of a rest leaves the odds of a rest low: the silence rule decides */
-    CHECK_INT(turn_verdict(&run, &r), 800);
+    CHECK_INT(turn_verdict(&run, &r, NULL), 800);
     /* a note expected within 200 ms: judged once most of them have passed
      * (at 180 ms, the odds of a rest are 0.1 / (0.1 + 0.6 x 3/20) = 0.53) */
     turn_odds mid;
     odds_of(&mid, v, 0.3, 0.6, 20, 0.1);
-    CHECK_INT(turn_verdict(&mid, &r), 180);
+    CHECK_INT(turn_verdict(&mid, &r, NULL), 180);
     /* the hold: the same odds after a chord held 2 s end it at the earliest
      * (0.1 x (2 / 0.5)^0.75 = 0.28 reaches 0.5 x 0.57 at 60 ms), after a
      * note struck 0.1 s ago never before the silence rule; its age not known
      * (0) or hold 0: the odds alone */
     r.hold = 0.75;
     mid.onset_age = 2.0;
-    CHECK_INT(turn_verdict(&mid, &r), 100);
+    CHECK_INT(turn_verdict(&mid, &r, NULL), 100);
     mid.onset_age = 0.1;
-    CHECK_INT(turn_verdict(&mid, &r), 800);
+    CHECK_INT(turn_verdict(&mid, &r, NULL), 800);
     mid.onset_age = 0;
-    CHECK_INT(turn_verdict(&mid, &r), 180);
+    CHECK_INT(turn_verdict(&mid, &r, NULL), 180);
     r.hold = 0;
     mid.onset_age = 2.0;
-    CHECK_INT(turn_verdict(&mid, &r), 180);
+    CHECK_INT(turn_verdict(&mid, &r, NULL), 180);
     /* the latest moment bounds it; above 1 never judges early */
     r.max_ms = 150;
-    CHECK_INT(turn_verdict(&mid, &r), 150);
+    CHECK_INT(turn_verdict(&mid, &r, NULL), 150);
     r.max_ms = 800;
     r.rest = 1.5;
-    CHECK_INT(turn_verdict(&cadence, &r), 800);
+    CHECK_INT(turn_verdict(&cadence, &r, NULL), 800);
 }
 
 /* A run of eighths in C major (16 notes, velocity 60, 0.25 s apart, each
@@ -92,6 +92,14 @@ static void play_run(turn_ear *e)
         turn_ear_hear(e, i * 0.25, 0x90, (uint8_t)run[i], 60);
         turn_ear_hear(e, i * 0.25 + 0.2, 0x80, (uint8_t)run[i], 0);
     }
+}
+
+/* turn_verdict's margin for O under R (ctl status's phrase_end_margin). */
+static double margin_of(const turn_odds *o, const turn_rule *r)
+{
+    double margin;
+    turn_verdict(o, r, &margin);
+    return margin;
 }
 
 static void test_cues(const vocab *v)
@@ -126,26 +134,26 @@ static void test_cues(const vocab *v)
     CHECK_NEAR(cadence.cues[TURN_CUE_BASS], 1, 0);  /* C: the key of the run */
     CHECK_NEAR(cadence.cues[TURN_CUE_TRIAD], 1, 0);
     CHECK(cadence.cues[TURN_CUE_CLARITY] > 0.7);
-    CHECK_INT(turn_verdict(&cadence, &r), 300);
+    CHECK_INT(turn_verdict(&cadence, &r, NULL), 300);
     turn_rule sure = r, eager = r;              /* phrase_end_bias: how sure it must be */
     sure.bias = 50;
     eager.bias = -50;
-    CHECK_INT(turn_verdict(&cadence, &sure), 800);
-    CHECK_INT(turn_verdict(&cadence, &eager), 300);
+    CHECK_INT(turn_verdict(&cadence, &sure, NULL), 800);
+    CHECK_INT(turn_verdict(&cadence, &eager, NULL), 300);
     /* how sure (ctl status's phrase_end_margin): above 0 it passed, and a
      * bias moves it by as much; a bias just above it leaves the silence to
      * the silence rule */
-    double margin = turn_margin(&cadence, &r);
+    double margin = margin_of(&cadence, &r);
     CHECK(margin > 0);
-    CHECK_NEAR(turn_margin(&cadence, &sure), margin - 50, 1e-9);
+    CHECK_NEAR(margin_of(&cadence, &sure), margin - 50, 1e-9);
     sure.bias = margin + 0.01;
-    CHECK_INT(turn_verdict(&cadence, &sure), 800);
-    CHECK(turn_margin(&cadence, &sure) < 0);
+    CHECK_INT(turn_verdict(&cadence, &sure, NULL), 800);
+    CHECK(margin_of(&cadence, &sure) < 0);
     sure.bias = margin - 0.01;
-    CHECK(turn_verdict(&cadence, &sure) < 800);
+    CHECK(turn_verdict(&cadence, &sure, NULL) < 800);
     r.max_ms = 250;                             /* the moments past the latest are not asked */
-    CHECK_INT(turn_verdict(&cadence, &r), 250);
-    CHECK(isnan(turn_margin(&cadence, &r)));
+    CHECK_INT(turn_verdict(&cadence, &r, NULL), 250);
+    CHECK(isnan(margin_of(&cadence, &r)));
     r.max_ms = 800;
 
     /* the run ends on a short D, released at 3.95 s: a breath; the model
@@ -158,11 +166,11 @@ static void test_cues(const vocab *v)
     CHECK_NEAR(run.cues[TURN_CUE_PEDAL], 0, 0);
     CHECK_NEAR(run.cues[TURN_CUE_BASS], 0, 0);
     CHECK_NEAR(run.cues[TURN_CUE_TRIAD], 0, 0);
-    CHECK_INT(turn_verdict(&run, &r), 800);
-    CHECK_INT(turn_verdict(&run, &eager), 300); /* a bias below 0 answers the breath too */
+    CHECK_INT(turn_verdict(&run, &r, NULL), 800);
+    CHECK_INT(turn_verdict(&run, &eager, NULL), 300); /* a bias below 0 answers the breath too */
     /* its odds with the cadence's cues: the cues alone do not end it at 300 ms */
     memcpy(run.cues, cadence.cues, sizeof run.cues);
-    CHECK(turn_verdict(&run, &r) > 300);
+    CHECK(turn_verdict(&run, &r, NULL) > 300);
 
     /* one note heard: no cues, the silence rule */
     turn_ear_reset(&e);
@@ -170,8 +178,8 @@ static void test_cues(const vocab *v)
     turn_ear_hear(&e, 0.5, 0x80, 60, 0);
     turn_ear_cues(&e, &cadence);
     CHECK(!cadence.have_cues);
-    CHECK_INT(turn_verdict(&cadence, &r), 800);
-    CHECK(isnan(turn_margin(&cadence, &r)));
+    CHECK_INT(turn_verdict(&cadence, &r, NULL), 800);
+    CHECK(isnan(margin_of(&cadence, &r)));
 }
 
 /* The probe (turn_fit.h): read for the vocabulary it was fitted on, from
@@ -213,17 +221,17 @@ static void test_probe(const vocab *v)
     a.cues[TURN_CUE_LOUD] = 1.3;
     a.cues[TURN_CUE_BASS] = a.cues[TURN_CUE_TRIAD] = 1;
     a.cues[TURN_CUE_CLARITY] = 0.8;
-    int without = turn_verdict(&a, &cues);
+    int without = turn_verdict(&a, &cues, NULL);
     a.probe[0] = a.probe[1] = 50;
-    CHECK_INT(turn_verdict(&a, &probe), 300);
+    CHECK_INT(turn_verdict(&a, &probe, NULL), 300);
     turn_rule strict = probe;                       /* the probe's thresholds are the rule's own */
     strict.th_probe[0] = strict.th_probe[1] = 1e9;
-    CHECK_INT(turn_verdict(&a, &strict), 800);
-    CHECK_INT(turn_verdict(&a, &cues), without);    /* a rule without the probe ignores it */
+    CHECK_INT(turn_verdict(&a, &strict, NULL), 800);
+    CHECK_INT(turn_verdict(&a, &cues, NULL), without);    /* a rule without the probe ignores it */
     a.probe[0] = a.probe[1] = -50;
-    CHECK_INT(turn_verdict(&a, &probe), 800);
+    CHECK_INT(turn_verdict(&a, &probe, NULL), 800);
     a.have_probe = 0;                               /* no probe: the cue rule's verdict */
-    CHECK_INT(turn_verdict(&a, &probe), without);
+    CHECK_INT(turn_verdict(&a, &probe, NULL), without);
 }
 
 int main(void)
