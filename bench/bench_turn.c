@@ -443,12 +443,12 @@ static void odds_of(const store *st, const silence *x, turn_odds *o)
 }
 
 /* The answer's start (s) in silence X under rule R, or INFINITY when the
- * player's next message comes first. */
-static double answer_at(const store *st, const silence *x, const turn_rule *r)
+ * player's next message comes first; MARGIN (may be NULL): the verdict's. */
+static double answer_at(const store *st, const silence *x, const turn_rule *r, double *margin)
 {
     turn_odds o;
     odds_of(st, x, &o);
-    int ms = turn_verdict(&o, r, NULL);
+    int ms = turn_verdict(&o, r, margin);
     double at = x->start + (ms < PREPARE_S * 1000 ? PREPARE_S : ms / 1000.0);
     return at < x->next ? at : INFINITY;
 }
@@ -473,7 +473,7 @@ static void evaluate(const store *st, const turn_rule *r, outcome *out)
         }
         if (x->perf == answered_perf && x->notes == answered_notes)
             continue;       /* answered: no phrase until a note comes */
-        double at = answer_at(st, x, r);
+        double at = answer_at(st, x, r, NULL);
         if (at == INFINITY) {
             out->unanswered += real_end && x->next == INFINITY;
             continue;
@@ -632,16 +632,13 @@ static int cmd_answers(int argc, char **argv)
     int answers = 0, barge_ins = 0, notes = -1;
     for (int i = 0; i < st.n; i++) {
         const silence *x = &st.s[i];
-        double at = x->notes == notes ? INFINITY : answer_at(&st, x, &r);
+        double margin;
+        double at = x->notes == notes ? INFINITY : answer_at(&st, x, &r, &margin);
         if (at == INFINITY)
             continue;
         notes = x->notes;
         answers++;
         barge_ins += x->next_note - at < BARGE_S;
-        turn_odds o;
-        double margin;
-        odds_of(&st, x, &o);
-        turn_verdict(&o, &r, &margin);
         printf("answer %d at %.3f s: %.0f ms after the release at %.3f s, margin %+.2f%s\n", answers, at,
                (at - x->quiet_start) * 1000, x->quiet_start, margin,
                x->next_note - at < BARGE_S ? " (barge-in)" : "");

@@ -31,6 +31,11 @@ def model_notes(path):
     """(onset, release, pitch, velocity) of the model's track, in seconds."""
     f = mido.MidiFile(path)
     track = [tr for tr in f.tracks if any(m.type == "track_name" and m.name == "continuo" for m in tr)][0]
+    return track_notes(f, track)
+
+
+def track_notes(f, track):
+    """(onset, release, pitch, velocity) of TRACK of the MIDI file F, in seconds."""
     out, on, t = [], {}, 0.0
     for m in track:
         t += mido.tick2second(m.time, f.ticks_per_beat, 500000)
@@ -39,19 +44,6 @@ def model_notes(path):
         elif m.type in ("note_on", "note_off") and m.note in on:
             start, vel = on.pop(m.note)
             out.append((start, t, m.note, vel))
-    return sorted(out)
-
-
-def model_notes_of(path):
-    """(onset, release, pitch) of a saved take's notes, in seconds (one track)."""
-    f = mido.MidiFile(path)
-    out, on, t = [], {}, 0.0
-    for m in f.tracks[-1]:
-        t += mido.tick2second(m.time, f.ticks_per_beat, 500000)
-        if m.type == "note_on" and m.velocity > 0:
-            on[m.note] = t
-        elif m.type in ("note_on", "note_off") and m.note in on:
-            out.append((on.pop(m.note), t, m.note))
     return sorted(out)
 
 
@@ -157,7 +149,8 @@ def main():
         r = sv.request("save-take %d %s" % (n + 1, cut))
         check(r.startswith("ok saved take #%d" % (n + 1)), "save-take of the stopped answer: %r" % r)
         sounded = since_last()
-        kept = model_notes_of(cut)
+        taken = mido.MidiFile(cut)
+        kept = track_notes(taken, taken.tracks[-1])
         check(1 <= len(sounded) < 8, "some of the echo sounded, not all: %s" % sounded)
         check([x[2] for x in kept] == [x[2] for x in sounded],
               "the stopped take holds the notes that sounded: %s, sounded %s" % (kept, sounded))
